@@ -1,0 +1,67 @@
+"""Embedders: the ``Embedder`` seam and its backends.
+
+    TransformersEmbedder   local Hugging Face model (default: all-MiniLM-L6-v2, offline bundle)
+    OpenAIEmbedder         any OpenAI-compatible ``/embeddings`` endpoint
+    TestEmbedder           deterministic feature hashing, for tests
+
+torch and transformers are imported only when a local model is first used.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memtools.embed.base import Embedder, normalize
+from memtools.embed.openai import OpenAIEmbedder
+from memtools.embed.testing import TestEmbedder
+from memtools.embed.transformers import TransformersEmbedder, default_embedder
+from memtools.errors import ConfigError
+
+SPEC_FORMS = (
+    "'default' (all-MiniLM-L6-v2)",
+    "'hf:<hub id or local folder>'",
+    "'openai:<model>'",
+    "'test' or 'test:<dim>'",
+)
+_TEST_SPEC = re.compile(r"test(?::(?:hash-)?(\d+))?")
+
+
+def embedder_from_spec(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = "OPENAI_API_KEY",
+    device: str | None = None,
+) -> Embedder:
+    """Build an embedder from a short string, e.g. from a CLI flag or a config file.
+
+    ``default`` returns the shared ``default_embedder()`` (a fresh one when ``device`` is
+    given). ``base_url`` and ``api_key_env`` apply to ``openai:``; ``device`` to ``default``
+    and ``hf:``. Embedder names round-trip: ``openai:M`` and ``test:hash-64`` are accepted
+    as written, and ``hf:`` + a ``TransformersEmbedder.name`` reloads that model.
+    """
+    spec = spec.strip()
+    kind, _, arg = spec.partition(":")
+    if spec == "default":
+        return default_embedder() if device is None else TransformersEmbedder(device=device)
+    if kind == "hf" and arg:
+        return TransformersEmbedder(arg, device=device)
+    if kind == "openai" and arg:
+        if base_url is None:
+            return OpenAIEmbedder(arg, api_key_env=api_key_env)
+        return OpenAIEmbedder(arg, base_url=base_url, api_key_env=api_key_env)
+    match = _TEST_SPEC.fullmatch(spec)
+    if match:
+        return TestEmbedder(int(match.group(1) or 64))
+    raise ConfigError(f"unknown embedder spec {spec!r}; use one of: {', '.join(SPEC_FORMS)}")
+
+
+__all__ = [
+    "Embedder",
+    "OpenAIEmbedder",
+    "TestEmbedder",
+    "TransformersEmbedder",
+    "default_embedder",
+    "embedder_from_spec",
+    "normalize",
+]

@@ -1,0 +1,98 @@
+"""Every exception memtools raises, in one tree.
+
+Two audiences react to errors, so there are two branches:
+
+    MemtoolsError                  developer-facing: misuse, config, broken input files
+    ├── ConfigError                bad settings, unknown backend, missing optional extra
+    ├── MemoryError_               the memory folder itself
+    │   ├── MemoryNotFound         no memory at that path
+    │   ├── IncompatibleMemory     built with another embedder or a newer schema
+    │   └── MemoryBusy             another process is writing; try again shortly
+    ├── StoreError                 the graph or vector engine failed (chained cause)
+    ├── ImportFormatError          a caption / MEMDREAMER file we could not read
+    ├── VideoError                 unreadable, corrupt, empty or non-video file
+    ├── PerceptionError            a vision-language model backend failed for good
+    ├── EmbeddingError             an embedder failed
+    └── BuildError                 the construction pipeline could not finish
+
+    ToolError                      model-facing: written for an LLM to read and act on
+
+Third-party exceptions (kuzu, lance, cv2, httpx) are translated where they are caught and
+chained with ``raise ... from exc``; they never leak out of memtools.
+"""
+
+from __future__ import annotations
+
+
+class MemtoolsError(Exception):
+    """Base of every developer-facing memtools error."""
+
+
+class ConfigError(MemtoolsError):
+    """Bad settings, an unknown backend name, or a missing optional extra."""
+
+
+class MemoryError_(MemtoolsError):  # noqa: N801 - avoid shadowing the builtin MemoryError
+    """A problem with the memory folder."""
+
+
+class MemoryNotFound(MemoryError_):
+    """No memtools memory at the given path."""
+
+
+class IncompatibleMemory(MemoryError_):
+    """The memory was built with another embedder or a newer schema version."""
+
+
+class MemoryBusy(MemoryError_):
+    """Another process holds the memory for writing; retrying later will work."""
+
+
+class StoreError(MemtoolsError):
+    """The graph or vector engine failed; the engine's exception is chained."""
+
+
+class ImportFormatError(MemtoolsError):
+    """An input annotation file (captions, MEMDREAMER release) could not be read."""
+
+
+class VideoError(MemtoolsError):
+    """A video file is unreadable, corrupt, empty or not a video."""
+
+
+class PerceptionError(MemtoolsError):
+    """A vision-language model backend failed after its retries."""
+
+
+class EmbeddingError(MemtoolsError):
+    """An embedder failed."""
+
+
+class BuildError(MemtoolsError):
+    """The construction pipeline could not finish."""
+
+
+class ToolError(Exception):
+    """A tool call the model should change: the message says what to do instead.
+
+    Deliberately not a ``MemtoolsError``: front ends turn it into an observation for the
+    model (an MCP ``is_error`` result, a LangChain error ToolMessage, an ORA observation)
+    while developer errors propagate.
+    """
+
+
+__all__ = [
+    "BuildError",
+    "ConfigError",
+    "EmbeddingError",
+    "ImportFormatError",
+    "IncompatibleMemory",
+    "MemoryBusy",
+    "MemoryError_",
+    "MemoryNotFound",
+    "MemtoolsError",
+    "PerceptionError",
+    "StoreError",
+    "ToolError",
+    "VideoError",
+]

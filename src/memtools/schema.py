@@ -1,0 +1,438 @@
+"""The memory's data model: every node and edge kind of the hierarchical graph memory.
+
+Follows MEMDREAMER Table 1, extended with on-screen text and keyframes (DESIGN.md §2)::
+
+    Video (root) -CONTAINS-> SuperEvent -CONTAINS-> MacroEvent -CONTAINS-> Entity | MicroEvent | OcrText
+
+plus typed spatial, role and temporal-causal edges inside a macro event, causal edges
+between macro events, progression edges between super events and DEPICTS edges from
+keyframes. Times are seconds from the start of the video, always absolute.
+
+Ids are readable and stable because agents copy them from one tool call into the next::
+
+    cooking                          the video (root)
+    cooking/super_02                 a super event
+    cooking/macro_0012               a macro event
+    cooking/macro_0012/ent_003       an entity      (evt_ micro-event, ocr_ on-screen text)
+    cooking/kf_0007                  a keyframe
+
+``VideoGraph`` bundles one whole video; ``VideoGraph.check()`` refuses dangling edges,
+edges whose label does not fit their endpoints, and duplicate ids, so a store never
+receives a half-consistent graph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from enum import Enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCHEMA_VERSION = 1
+
+VIDEO_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class EntityType(str, Enum):
+    PERSON = "PERSON"
+    OBJECT = "OBJECT"
+    LOCATION = "LOCATION"
+    GROUP = "GROUP"
+
+
+class NodeKind(str, Enum):
+    """The node tables. The value is what tools accept in ``node_types``."""
+
+    VIDEO = "video"
+    SUPER = "super"
+    MACRO = "macro"
+    ENTITY = "entity"
+    EVENT = "event"
+    OCR = "ocr"
+    KEYFRAME = "keyframe"
+
+
+class EdgeCategory(str, Enum):
+    HIERARCHY = "hierarchy"
+    SPATIAL = "spatial"
+    ROLE = "role"
+    TEMPORAL = "temporal"
+    MACRO_CAUSAL = "macro_causal"
+    PROGRESSION = "progression"
+    GROUNDING = "grounding"
+
+
+class SpatialLabel(str, Enum):
+    LOCATED_IN = "LOCATED_IN"
+    NEXT_TO = "NEXT_TO"
+    ATTACHED_TO = "ATTACHED_TO"
+    PART_OF = "PART_OF"
+    IS_SAME_AS = "IS_SAME_AS"
+    ANNOTATES = "ANNOTATES"
+
+
+class RoleLabel(str, Enum):
+    PERFORMS = "PERFORMS"
+    RECEIVES = "RECEIVES"
+    USES_TOOL = "USES_TOOL"
+    HAPPENS_IN = "HAPPENS_IN"
+    CONTEXT_FOR = "CONTEXT_FOR"
+
+
+class TemporalLabel(str, Enum):
+    BEFORE = "BEFORE"
+    OVERLAP = "OVERLAP"
+    CAUSES = "CAUSES"
+    PREVENTS = "PREVENTS"
+    SUBEVENT_OF = "SUBEVENT_OF"
+
+
+class MacroCausalLabel(str, Enum):
+    CAUSES = "CAUSES"
+    PREVENTS = "PREVENTS"
+    ENABLES = "ENABLES"
+
+
+class ProgressionLabel(str, Enum):
+    LEADS_TO = "LEADS_TO"
+    RESOLVES = "RESOLVES"
+    CONTRASTS_WITH = "CONTRASTS_WITH"
+    BEFORE = "BEFORE"
+
+
+LABELS: dict[EdgeCategory, frozenset[str]] = {
+    EdgeCategory.HIERARCHY: frozenset({"CONTAINS"}),
+    EdgeCategory.SPATIAL: frozenset(m.value for m in SpatialLabel),
+    EdgeCategory.ROLE: frozenset(m.value for m in RoleLabel),
+    EdgeCategory.TEMPORAL: frozenset(m.value for m in TemporalLabel),
+    EdgeCategory.MACRO_CAUSAL: frozenset(m.value for m in MacroCausalLabel),
+    EdgeCategory.PROGRESSION: frozenset(m.value for m in ProgressionLabel),
+    EdgeCategory.GROUNDING: frozenset({"DEPICTS"}),
+}
+
+# Which endpoint kinds each category joins (source kinds, target kinds).
+_SUBGRAPH = {NodeKind.ENTITY, NodeKind.EVENT, NodeKind.OCR}
+ENDPOINTS: dict[EdgeCategory, tuple[set[NodeKind], set[NodeKind]]] = {
+    EdgeCategory.HIERARCHY: (
+        {NodeKind.VIDEO, NodeKind.SUPER, NodeKind.MACRO},
+        {NodeKind.SUPER, NodeKind.MACRO} | _SUBGRAPH,
+    ),
+    # OCR text can annotate an entity (ANNOTATES), so it joins the spatial-attribute edges.
+    EdgeCategory.SPATIAL: ({NodeKind.ENTITY, NodeKind.OCR}, {NodeKind.ENTITY, NodeKind.OCR}),
+    EdgeCategory.ROLE: ({NodeKind.ENTITY, NodeKind.EVENT}, {NodeKind.ENTITY, NodeKind.EVENT}),
+    EdgeCategory.TEMPORAL: ({NodeKind.EVENT}, {NodeKind.EVENT}),
+    EdgeCategory.MACRO_CAUSAL: ({NodeKind.MACRO}, {NodeKind.MACRO}),
+    EdgeCategory.PROGRESSION: ({NodeKind.SUPER}, {NodeKind.SUPER}),
+    EdgeCategory.GROUNDING: ({NodeKind.KEYFRAME}, {NodeKind.MACRO, NodeKind.ENTITY}),
+}
+
+
+def category_of(label: str, source: NodeKind, target: NodeKind) -> EdgeCategory | None:
+    """The edge category a label takes between two node kinds, or None if it fits none."""
+    for category, labels in LABELS.items():
+        sources, targets = ENDPOINTS[category]
+        if label in labels and source in sources and target in targets:
+            return category
+    return None
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+
+
+class _Timed(_Model):
+    t_start: float = Field(ge=0)
+    t_end: float = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> _Timed:
+        if self.t_end < self.t_start:
+            raise ValueError(f"t_end {self.t_end} is before t_start {self.t_start}")
+        return self
+
+
+class Video(_Model):
+    """The root v^R: one per video."""
+
+    id: str
+    title: str = ""
+    description: str = ""
+    themes: list[str] = Field(default_factory=list)
+    key_entities: list[str] = Field(default_factory=list)
+    emotional_tone: str = ""
+    duration: float = Field(default=0.0, ge=0)
+    fps: float = Field(default=0.0, ge=0)
+    width: int = Field(default=0, ge=0)
+    height: int = Field(default=0, ge=0)
+    source_path: str = ""
+    content_hash: str = ""
+
+    @field_validator("id")
+    @classmethod
+    def _valid_id(cls, value: str) -> str:
+        if not VIDEO_ID_RE.match(value):
+            raise ValueError(
+                f"video id {value!r} must be 1-128 characters of letters, digits, '_', '-' or '.',"
+                " starting with a letter or digit"
+            )
+        return value
+
+    @property
+    def video_id(self) -> str:
+        return self.id
+
+
+class SuperEvent(_Timed):
+    """v^S: a narrative phase made of consecutive macro events."""
+
+    id: str
+    video_id: str
+    ordinal: int = Field(ge=0)
+    label: str
+    description: str = ""
+    key_entities: list[str] = Field(default_factory=list)
+
+
+class MacroEvent(_Timed):
+    """v^Mc: a self-contained episode; the leaf of the hierarchy and owner of a subgraph."""
+
+    id: str
+    video_id: str
+    super_id: str
+    ordinal: int = Field(ge=0)
+    label: str
+    summary: str = ""
+    key_entities: list[str] = Field(default_factory=list)
+
+
+class Grounding(_Model):
+    """Where an entity is most clearly visible."""
+
+    primary_time: float | None = Field(default=None, ge=0)
+    distinctive_features: list[str] = Field(default_factory=list)
+    spatial_hint: str = ""
+
+
+class Entity(_Model):
+    """A persistent referent inside one macro event."""
+
+    id: str
+    video_id: str
+    macro_id: str
+    name: str | None = None
+    entity_type: EntityType
+    attributes: dict[str, str] = Field(default_factory=dict)
+    description: str = ""
+    grounding: Grounding = Field(default_factory=Grounding)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.description or self.entity_type.value.lower()
+
+
+class MicroEvent(_Timed):
+    """An atomic action with a temporal extent."""
+
+    id: str
+    video_id: str
+    macro_id: str
+    event_type: str = ""
+    subject: str = ""
+    object: str = ""
+    action: str = ""
+    description: str = ""
+
+
+class OcrText(_Timed):
+    """On-screen text, verbatim, with what it means in context."""
+
+    id: str
+    video_id: str
+    macro_id: str
+    text: str
+    description: str = ""
+
+
+class Keyframe(_Model):
+    """A stored frame; ``path`` is relative to the memory folder."""
+
+    id: str
+    video_id: str
+    t: float = Field(ge=0)
+    path: str
+    macro_id: str | None = None
+
+
+class Edge(_Model):
+    """A typed, directed edge. ``description`` is the model's one-sentence reason."""
+
+    source: str
+    target: str
+    category: EdgeCategory
+    label: str
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _label_fits(self) -> Edge:
+        if self.label not in LABELS[self.category]:
+            allowed = ", ".join(sorted(LABELS[self.category]))
+            raise ValueError(f"label {self.label!r} is not a {self.category.value} label ({allowed})")
+        return self
+
+
+Node = Video | SuperEvent | MacroEvent | Entity | MicroEvent | OcrText | Keyframe
+
+KIND_OF: dict[type, NodeKind] = {
+    Video: NodeKind.VIDEO,
+    SuperEvent: NodeKind.SUPER,
+    MacroEvent: NodeKind.MACRO,
+    Entity: NodeKind.ENTITY,
+    MicroEvent: NodeKind.EVENT,
+    OcrText: NodeKind.OCR,
+    Keyframe: NodeKind.KEYFRAME,
+}
+
+
+# --- ids -------------------------------------------------------------------------------
+
+
+def super_id(video_id: str, ordinal: int) -> str:
+    return f"{video_id}/super_{ordinal:02d}"
+
+
+def macro_id(video_id: str, ordinal: int) -> str:
+    return f"{video_id}/macro_{ordinal:04d}"
+
+
+def entity_id(macro: str, n: int) -> str:
+    return f"{macro}/ent_{n:03d}"
+
+
+def event_id(macro: str, n: int) -> str:
+    return f"{macro}/evt_{n:03d}"
+
+
+def ocr_id(macro: str, n: int) -> str:
+    return f"{macro}/ocr_{n:03d}"
+
+
+def keyframe_id(video_id: str, n: int) -> str:
+    return f"{video_id}/kf_{n:04d}"
+
+
+def slugify_video_id(name: str) -> str:
+    """A valid video id from a file name or free text ("My Trip (2).mp4" -> "My_Trip_2")."""
+    stem = re.sub(r"\.[A-Za-z0-9]{1,5}$", "", name.strip())
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip("_.-")
+    return (slug or "video")[:128]
+
+
+_KIND_BY_PART = {
+    "super": NodeKind.SUPER,
+    "macro": NodeKind.MACRO,
+    "ent": NodeKind.ENTITY,
+    "evt": NodeKind.EVENT,
+    "ocr": NodeKind.OCR,
+    "kf": NodeKind.KEYFRAME,
+}
+
+
+def kind_of_id(node_id: str) -> NodeKind | None:
+    """The kind a well-formed id names, or None when it is not a memtools id."""
+    parts = node_id.split("/")
+    if len(parts) == 1:
+        return NodeKind.VIDEO if VIDEO_ID_RE.match(parts[0]) else None
+    prefix = parts[-1].split("_", 1)[0]
+    return _KIND_BY_PART.get(prefix)
+
+
+# --- one whole video --------------------------------------------------------------------
+
+
+class VideoGraph(_Model):
+    """Everything the memory holds about one video; the unit a store writes."""
+
+    video: Video
+    supers: list[SuperEvent] = Field(default_factory=list)
+    macros: list[MacroEvent] = Field(default_factory=list)
+    entities: list[Entity] = Field(default_factory=list)
+    events: list[MicroEvent] = Field(default_factory=list)
+    ocr: list[OcrText] = Field(default_factory=list)
+    keyframes: list[Keyframe] = Field(default_factory=list)
+    edges: list[Edge] = Field(default_factory=list)
+
+    @property
+    def video_id(self) -> str:
+        return self.video.id
+
+    def nodes(self) -> Iterator[Node]:
+        yield self.video
+        yield from self.supers
+        yield from self.macros
+        yield from self.entities
+        yield from self.events
+        yield from self.ocr
+        yield from self.keyframes
+
+    def hierarchy_edges(self) -> list[Edge]:
+        """CONTAINS edges implied by the parent fields (video->super->macro->subgraph)."""
+        contains = EdgeCategory.HIERARCHY
+        edges = [Edge(source=self.video.id, target=s.id, category=contains, label="CONTAINS") for s in self.supers]
+        edges += [Edge(source=m.super_id, target=m.id, category=contains, label="CONTAINS") for m in self.macros]
+        for child in [*self.entities, *self.events, *self.ocr]:
+            edges.append(Edge(source=child.macro_id, target=child.id, category=contains, label="CONTAINS"))
+        return edges
+
+    def check(self) -> None:
+        """Raise ValueError naming every inconsistency: ids, parents, edge endpoints and labels."""
+        problems: list[str] = []
+        kinds: dict[str, NodeKind] = {}
+        vid = self.video.id
+        for node in self.nodes():
+            if node.id in kinds:
+                problems.append(f"duplicate id {node.id!r}")
+            kinds[node.id] = KIND_OF[type(node)]
+            if not isinstance(node, Video):
+                if node.video_id != vid:
+                    problems.append(f"{node.id!r} belongs to video {node.video_id!r}, not {vid!r}")
+                if not node.id.startswith(vid + "/"):
+                    problems.append(f"id {node.id!r} does not start with '{vid}/'")
+        for m in self.macros:
+            if kinds.get(m.super_id) is not NodeKind.SUPER:
+                problems.append(f"macro {m.id!r} names missing super event {m.super_id!r}")
+        for child in [*self.entities, *self.events, *self.ocr]:
+            if kinds.get(child.macro_id) is not NodeKind.MACRO:
+                problems.append(f"{child.id!r} names missing macro event {child.macro_id!r}")
+        for kf in self.keyframes:
+            if kf.macro_id is not None and kinds.get(kf.macro_id) is not NodeKind.MACRO:
+                problems.append(f"keyframe {kf.id!r} names missing macro event {kf.macro_id!r}")
+        for e in self.edges:
+            if e.category is EdgeCategory.HIERARCHY:
+                problems.append(f"edge {e.source}->{e.target}: CONTAINS edges come from parent fields")
+                continue
+            src, dst = kinds.get(e.source), kinds.get(e.target)
+            if src is None or dst is None:
+                missing = e.source if src is None else e.target
+                problems.append(f"edge {e.source} -{e.label}-> {e.target} is dangling ({missing!r} does not exist)")
+                continue
+            sources, targets = ENDPOINTS[e.category]
+            if src not in sources or dst not in targets:
+                problems.append(
+                    f"edge {e.source} -{e.label}-> {e.target}: {e.category.value} edges do not join {src.value}->{dst.value}"
+                )
+        if problems:
+            shown = "; ".join(problems[:10])
+            more = f" (+{len(problems) - 10} more)" if len(problems) > 10 else ""
+            raise ValueError(f"video graph {vid!r} is inconsistent: {shown}{more}")
+
+
+NodeTypeName = Literal["super", "macro", "entity", "event", "ocr"]
+SEARCHABLE_KINDS: tuple[NodeKind, ...] = (
+    NodeKind.SUPER,
+    NodeKind.MACRO,
+    NodeKind.ENTITY,
+    NodeKind.EVENT,
+    NodeKind.OCR,
+)

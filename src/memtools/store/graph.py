@@ -1,0 +1,373 @@
+"""The graph engine seam: every Cypher statement memtools runs lives in this module.
+
+Kuzu 0.11.3 was archived upstream; keeping all of its query text here, behind the small
+typed ``KuzuGraph`` class, means a fork (``ladybug``) or another engine is one module away.
+Every query is parameterized; ids never get spliced into Cypher text.
+
+Nodes come back as the pydantic models of ``memtools.schema``; edges as ``EdgeRow``.
+"""
+
+from __future__ import annotations
+
+import importlib.util  # noqa: F401  - kuzu's arrow scan needs importlib.util imported (0.11.3 bug)
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from memtools.errors import MemoryBusy, StoreError
+from memtools.schema import (
+    KIND_OF,
+    EdgeCategory,
+    Entity,
+    Grounding,
+    Keyframe,
+    MacroEvent,
+    MicroEvent,
+    Node,
+    NodeKind,
+    OcrText,
+    SuperEvent,
+    Video,
+    VideoGraph,
+    kind_of_id,
+)
+
+LOCK_MARKERS = ("Could not set lock", "lock on file")
+
+# table name, model, [(column, kuzu type, arrow type)]; JSON columns are encoded dicts.
+_S, _D, _I, _L = "STRING", "DOUBLE", "INT64", "STRING[]"
+_ARROW = {_S: pa.string(), _D: pa.float64(), _I: pa.int64(), _L: pa.list_(pa.string())}
+
+
+@dataclass(frozen=True)
+class _Table:
+    name: str
+    kind: NodeKind
+    model: type
+    columns: tuple[tuple[str, str], ...]
+    json_columns: tuple[str, ...] = ()
+
+    def arrow_schema(self) -> pa.Schema:
+        return pa.schema([(c, _ARROW[t]) for c, t in self.columns])
+
+
+TABLES: dict[NodeKind, _Table] = {
+    t.kind: t
+    for t in (
+        _Table("Video", NodeKind.VIDEO, Video, (
+            ("id", _S), ("video_id", _S), ("title", _S), ("description", _S), ("themes", _L),
+            ("key_entities", _L), ("emotional_tone", _S), ("duration", _D), ("fps", _D),
+            ("width", _I), ("height", _I), ("source_path", _S), ("content_hash", _S))),
+        _Table("SuperEvent", NodeKind.SUPER, SuperEvent, (
+            ("id", _S), ("video_id", _S), ("ordinal", _I), ("label", _S), ("description", _S),
+            ("key_entities", _L), ("t_start", _D), ("t_end", _D))),
+        _Table("MacroEvent", NodeKind.MACRO, MacroEvent, (
+            ("id", _S), ("video_id", _S), ("super_id", _S), ("ordinal", _I), ("label", _S),
+            ("summary", _S), ("key_entities", _L), ("t_start", _D), ("t_end", _D))),
+        _Table("Entity", NodeKind.ENTITY, Entity, (
+            ("id", _S), ("video_id", _S), ("macro_id", _S), ("name", _S), ("entity_type", _S),
+            ("attributes", _S), ("description", _S), ("grounding", _S)),
+            json_columns=("attributes", "grounding")),
+        _Table("MicroEvent", NodeKind.EVENT, MicroEvent, (
+            ("id", _S), ("video_id", _S), ("macro_id", _S), ("event_type", _S), ("subject", _S),
+            ("object", _S), ("action", _S), ("description", _S), ("t_start", _D), ("t_end", _D))),
+        _Table("OcrText", NodeKind.OCR, OcrText, (
+            ("id", _S), ("video_id", _S), ("macro_id", _S), ("text", _S), ("description", _S),
+            ("t_start", _D), ("t_end", _D))),
+        _Table("Keyframe", NodeKind.KEYFRAME, Keyframe, (
+            ("id", _S), ("video_id", _S), ("t", _D), ("path", _S), ("macro_id", _S))),
+    )
+}
+_BY_NAME = {t.name: t for t in TABLES.values()}
+
+# Every (source table, target table) pair an edge may join; one REL TABLE GROUP holds them all.
+_PAIRS = (
+    ("Video", "SuperEvent"), ("SuperEvent", "MacroEvent"), ("MacroEvent", "Entity"),
+    ("MacroEvent", "MicroEvent"), ("MacroEvent", "OcrText"), ("Entity", "Entity"),
+    ("Entity", "OcrText"), ("OcrText", "Entity"), ("OcrText", "OcrText"),
+    ("Entity", "MicroEvent"), ("MicroEvent", "Entity"), ("MicroEvent", "MicroEvent"),
+    ("MacroEvent", "MacroEvent"), ("SuperEvent", "SuperEvent"), ("Keyframe", "MacroEvent"),
+    ("Keyframe", "Entity"),
+)
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    """One edge as read back, with the node at its far end."""
+
+    source: str
+    target: str
+    category: EdgeCategory
+    label: str
+    description: str
+    other: Node  # the node at the end that is not the one asked about
+
+    @property
+    def other_id(self) -> str:
+        return self.other.id
+
+
+def _schema_ddl() -> list[str]:
+    ddl = []
+    for table in TABLES.values():
+        cols = ", ".join(f"{c} {t}" for c, t in table.columns)
+        ddl.append(f"CREATE NODE TABLE IF NOT EXISTS {table.name}({cols}, PRIMARY KEY(id))")
+    pairs = ", ".join(f"FROM {a} TO {b}" for a, b in _PAIRS)
+    ddl.append(f"CREATE REL TABLE IF NOT EXISTS Rel({pairs}, category STRING, label STRING, description STRING)")
+    return ddl
+
+
+def _encode(table: _Table, node: Any) -> dict[str, Any]:
+    data = node.model_dump(mode="json")
+    if table.kind is NodeKind.VIDEO:
+        data["video_id"] = node.id
+    for col in table.json_columns:
+        data[col] = json.dumps(data[col], ensure_ascii=False, sort_keys=True)
+    return {c: data.get(c) for c, _ in table.columns}
+
+
+def _decode(row: dict[str, Any]) -> Node:
+    table = _BY_NAME[row["_label"]]
+    data = {c: row.get(c) for c, _ in table.columns}
+    for col in table.json_columns:
+        data[col] = json.loads(data[col]) if data[col] else {}
+    if table.kind is NodeKind.VIDEO:
+        data.pop("video_id")
+    if table.kind is NodeKind.ENTITY:
+        data["grounding"] = Grounding(**data["grounding"])
+    for key in ("themes", "key_entities"):
+        if key in data and data[key] is None:
+            data[key] = []
+    return table.model.model_construct(**data) if table.kind is not NodeKind.ENTITY else table.model(**data)
+
+
+def translate(exc: Exception, doing: str) -> Exception:
+    """A memtools error for a kuzu exception (chain it with ``from``)."""
+    text = str(exc)
+    if any(marker in text for marker in LOCK_MARKERS):
+        return MemoryBusy("memory is being updated by another process, try again in a few seconds")
+    return StoreError(f"graph store failed while {doing}: {text}")
+
+
+class KuzuGraph:
+    """Typed access to the kuzu database of one memory folder.
+
+    Open read-only for tools (many processes may) or read-write for builds (one process,
+    never alongside readers: kuzu 0.11.3's rule). Writes inside one process must be
+    serialized by the caller (``Memory`` does it).
+    """
+
+    def __init__(self, path: Path, *, read_only: bool, buffer_pool_mb: int = 256) -> None:
+        import kuzu
+
+        self.path = Path(path)
+        self.read_only = read_only
+        try:
+            self._db = kuzu.Database(
+                str(self.path), read_only=read_only, buffer_pool_size=buffer_pool_mb * 1024 * 1024
+            )
+            self._conn = kuzu.Connection(self._db)
+        except RuntimeError as exc:
+            raise translate(exc, f"opening {self.path}") from exc
+
+    def close(self) -> None:
+        conn, db = getattr(self, "_conn", None), getattr(self, "_db", None)
+        self._conn = self._db = None
+        if conn is not None:
+            conn.close()
+        if db is not None:
+            db.close()
+
+    # --- low level --------------------------------------------------------------------
+
+    def _run(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+        if self._conn is None:
+            raise StoreError("graph store is closed")
+        try:
+            result = self._conn.execute(query, params or {})
+            rows = result.get_all()
+            result.close()
+            return rows
+        except RuntimeError as exc:
+            raise translate(exc, "running a query") from exc
+
+    def ensure_schema(self) -> None:
+        for statement in _schema_ddl():
+            self._run(statement)
+
+    # --- writes -------------------------------------------------------------------------
+
+    def begin(self) -> None:
+        self._run("BEGIN TRANSACTION")
+
+    def commit(self) -> None:
+        self._run("COMMIT")
+
+    def rollback(self) -> None:
+        self._run("ROLLBACK")
+
+    def delete_video(self, video_id: str) -> None:
+        """Delete every node of a video and its edges (inside the caller's transaction)."""
+        for table in TABLES.values():
+            self._run(f"MATCH (n:{table.name}) WHERE n.video_id = $vid DETACH DELETE n", {"vid": video_id})
+
+    def insert(self, graphs: Sequence[VideoGraph]) -> None:
+        """Bulk-insert whole videos with COPY from arrow (inside the caller's transaction)."""
+        by_table: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        kinds: dict[str, str] = {}
+        edges: dict[tuple[str, str], list[dict[str, str]]] = defaultdict(list)
+        for graph in graphs:
+            for node in graph.nodes():
+                table = TABLES[KIND_OF[type(node)]]
+                by_table[table.name].append(_encode(table, node))
+                kinds[node.id] = table.name
+            for edge in [*graph.hierarchy_edges(), *graph.edges]:
+                pair = (kinds[edge.source], kinds[edge.target])
+                edges[pair].append({
+                    "from": edge.source, "to": edge.target, "category": edge.category.value,
+                    "label": edge.label, "description": edge.description,
+                })
+        for name, rows in by_table.items():
+            arrow = pa.Table.from_pylist(rows, schema=_BY_NAME[name].arrow_schema())
+            self._run(f"COPY {name} FROM $rows", {"rows": arrow})
+        rel_schema = pa.schema([(c, pa.string()) for c in ("from", "to", "category", "label", "description")])
+        for (src, dst), rows in edges.items():
+            arrow = pa.Table.from_pylist(rows, schema=rel_schema)
+            self._run(f"COPY Rel FROM $rows (from='{src}', to='{dst}')", {"rows": arrow})
+
+    # --- reads --------------------------------------------------------------------------
+
+    def get(self, node_id: str) -> Node | None:
+        found = self.get_many([node_id])
+        return found.get(node_id)
+
+    def get_many(self, node_ids: Iterable[str]) -> dict[str, Node]:
+        by_kind: dict[NodeKind, list[str]] = defaultdict(list)
+        for node_id in node_ids:
+            kind = kind_of_id(node_id)
+            if kind is not None:
+                by_kind[kind].append(node_id)
+        found: dict[str, Node] = {}
+        for kind, ids in by_kind.items():
+            rows = self._run(f"MATCH (n:{TABLES[kind].name}) WHERE n.id IN $ids RETURN n", {"ids": ids})
+            found.update((row[0]["id"], _decode(row[0])) for row in rows)
+        return found
+
+    def videos(self) -> list[Video]:
+        rows = self._run("MATCH (n:Video) RETURN n ORDER BY n.id")
+        return [_decode(r[0]) for r in rows]  # type: ignore[misc]
+
+    def supers(self, video_id: str) -> list[SuperEvent]:
+        rows = self._run("MATCH (n:SuperEvent) WHERE n.video_id = $vid RETURN n ORDER BY n.ordinal", {"vid": video_id})
+        return [_decode(r[0]) for r in rows]  # type: ignore[misc]
+
+    def macros_of(self, super_ids: Sequence[str]) -> list[MacroEvent]:
+        rows = self._run(
+            "MATCH (n:MacroEvent) WHERE n.super_id IN $ids RETURN n ORDER BY n.video_id, n.ordinal",
+            {"ids": list(super_ids)},
+        )
+        return [_decode(r[0]) for r in rows]  # type: ignore[misc]
+
+    def macros_overlapping(self, start: float, end: float, video_id: str | None) -> list[MacroEvent]:
+        rows = self._run(
+            "MATCH (n:MacroEvent) WHERE n.t_end >= $s AND n.t_start <= $e"
+            " AND ($vid IS NULL OR n.video_id = $vid) RETURN n ORDER BY n.video_id, n.ordinal",
+            {"s": float(start), "e": float(end), "vid": video_id},
+        )
+        return [_decode(r[0]) for r in rows]  # type: ignore[misc]
+
+    def children(self, macro_id: str) -> list[Node]:
+        rows = self._run(
+            "MATCH (m:MacroEvent {id: $id})-[r:Rel]->(n) WHERE r.category = 'hierarchy' RETURN n ORDER BY n.id",
+            {"id": macro_id},
+        )
+        return [_decode(r[0]) for r in rows]
+
+    def subgraph_edges(self, macro_id: str) -> list[tuple[str, str, str, str, str]]:
+        """(source, target, category, label, description) of edges among a macro's children."""
+        rows = self._run(
+            "MATCH (m:MacroEvent {id: $id})-[:Rel]->(a)-[r:Rel]->(b)"
+            " WHERE r.category <> 'hierarchy' AND b.macro_id = $id"
+            " RETURN a.id, b.id, r.category, r.label, r.description ORDER BY a.id, b.id",
+            {"id": macro_id},
+        )
+        return [tuple(r) for r in rows]  # type: ignore[misc]
+
+    def edges(self, node_id: str, direction: str, categories: Sequence[str] | None = None,
+              labels: Sequence[str] | None = None, limit: int = 200) -> list[EdgeRow]:
+        """Edges at a node: ``direction`` is 'out', 'in' or 'both'."""
+        kind = kind_of_id(node_id)
+        if kind is None:
+            return []
+        table = TABLES[kind].name
+        params: dict[str, Any] = {"id": node_id, "limit": limit}
+        conditions = ["true"]
+        if categories:
+            conditions.append("r.category IN $cats")
+            params["cats"] = list(categories)
+        if labels:
+            conditions.append("r.label IN $labels")
+            params["labels"] = list(labels)
+        where = " AND ".join(conditions)
+        result: list[EdgeRow] = []
+        if direction in ("out", "both"):
+            q = (f"MATCH (n:{table} {{id: $id}})-[r:Rel]->(m) WHERE {where}"
+                 " RETURN r.category, r.label, r.description, m ORDER BY r.category, m.id LIMIT $limit")
+            for cat, label, desc, m in self._run(q, params):
+                result.append(EdgeRow(node_id, m["id"], EdgeCategory(cat), label, desc or "", _decode(m)))
+        if direction in ("in", "both"):
+            q = (f"MATCH (m)-[r:Rel]->(n:{table} {{id: $id}}) WHERE {where}"
+                 " RETURN r.category, r.label, r.description, m ORDER BY r.category, m.id LIMIT $limit")
+            for cat, label, desc, m in self._run(q, params):
+                result.append(EdgeRow(m["id"], node_id, EdgeCategory(cat), label, desc or "", _decode(m)))
+        return result
+
+    def keyframes(self, video_id: str, start: float, end: float) -> list[Keyframe]:
+        rows = self._run(
+            "MATCH (k:Keyframe) WHERE k.video_id = $vid AND k.t >= $s AND k.t <= $e RETURN k ORDER BY k.t",
+            {"vid": video_id, "s": float(start), "e": float(end)},
+        )
+        return [_decode(r[0]) for r in rows]  # type: ignore[misc]
+
+    def counts(self, video_id: str | None = None) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for table in TABLES.values():
+            rows = self._run(
+                f"MATCH (n:{table.name}) WHERE $vid IS NULL OR n.video_id = $vid RETURN count(n)", {"vid": video_id}
+            )
+            counts[table.kind.value] = int(rows[0][0])
+        rows = self._run(
+            "MATCH (a)-[r:Rel]->(b) WHERE r.category <> 'hierarchy' AND ($vid IS NULL OR a.video_id = $vid)"
+            " RETURN count(r)",
+            {"vid": video_id},
+        )
+        counts["edges"] = int(rows[0][0])
+        return counts
+
+    def neighbors(self, node_ids: Sequence[str], per_node: int) -> dict[str, list[EdgeRow]]:
+        """Up to ``per_node`` non-hierarchy edges at each node (both directions), in few queries."""
+        by_kind: dict[NodeKind, list[str]] = defaultdict(list)
+        for node_id in node_ids:
+            kind = kind_of_id(node_id)
+            if kind is not None:
+                by_kind[kind].append(node_id)
+        found: dict[str, list[EdgeRow]] = defaultdict(list)
+        for kind, ids in by_kind.items():
+            table = TABLES[kind].name
+            for pattern, outgoing in ((f"(n:{table})-[r:Rel]->(m)", True), (f"(m)-[r:Rel]->(n:{table})", False)):
+                rows = self._run(
+                    f"MATCH {pattern} WHERE n.id IN $ids AND r.category <> 'hierarchy'"
+                    " AND r.category <> 'grounding' RETURN n.id, r.category, r.label, r.description, m"
+                    " ORDER BY n.id, r.category, m.id",
+                    {"ids": ids},
+                )
+                for nid, cat, label, desc, m in rows:
+                    if len(found[nid]) < per_node:
+                        src, dst = (nid, m["id"]) if outgoing else (m["id"], nid)
+                        found[nid].append(EdgeRow(src, dst, EdgeCategory(cat), label, desc or "", _decode(m)))
+        return found

@@ -1,0 +1,87 @@
+"""``memtools.json``: what a memory folder holds and how it was built.
+
+Written atomically (temp file + rename) so a reader never sees half a manifest. The
+``generation`` counter goes up with every committed write; readers compare it to notice
+new data without a restart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import BaseModel, Field, ValidationError
+
+from memtools.errors import IncompatibleMemory, MemoryNotFound
+from memtools.schema import SCHEMA_VERSION
+
+MANIFEST = "memtools.json"
+
+
+class EmbedderInfo(BaseModel):
+    name: str
+    dim: int
+
+
+class VideoEntry(BaseModel):
+    title: str = ""
+    duration: float = 0.0
+    status: str = "ready"  # ready | building | failed
+    updated_at: str = ""
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
+class Manifest(BaseModel):
+    format: str = "memtools-memory"
+    schema_version: int = SCHEMA_VERSION
+    embedder: EmbedderInfo
+    generation: int = 0
+    created_at: str = Field(default_factory=lambda: now())
+    videos: dict[str, VideoEntry] = Field(default_factory=dict)
+
+    def check_compatible(self, path: Path, embedder_name: str | None, dim: int | None) -> None:
+        if self.schema_version > SCHEMA_VERSION:
+            raise IncompatibleMemory(
+                f"memory at {path} uses schema version {self.schema_version}, but this memtools reads up to "
+                f"version {SCHEMA_VERSION}; upgrade memtools (pip install -U memtools) to open it"
+            )
+        if embedder_name is not None and (embedder_name != self.embedder.name or dim != self.embedder.dim):
+            raise IncompatibleMemory(
+                f"memory at {path} was built with embedder {self.embedder.name!r} (dim {self.embedder.dim}), "
+                f"but it was opened with {embedder_name!r} (dim {dim}); vectors from different models cannot be "
+                f"compared. Open it with the same embedder, or build a new memory with this one"
+            )
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def read_manifest(folder: Path) -> Manifest:
+    path = Path(folder) / MANIFEST
+    if not path.is_file():
+        raise MemoryNotFound(
+            f"no memtools memory at {folder} ({MANIFEST} is missing); create one with "
+            "`memtools import-captions` or `memtools build`"
+        )
+    try:
+        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IncompatibleMemory(f"{path} is not a valid memtools manifest: {exc}") from exc
+
+
+def write_manifest(folder: Path, manifest: Manifest) -> None:
+    folder = Path(folder)
+    fd, tmp = tempfile.mkstemp(prefix=".memtools-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(manifest.model_dump_json(indent=2))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, folder / MANIFEST)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,368 @@
+"""``Memory``: one memory folder — a library of videos in kuzu + lance, and the rules for sharing it.
+
+Sharing follows kuzu 0.11.3 ("one read-write process or many read-only ones"):
+
+* Readers (tool calls, MCP servers) open the graph read-only, keep the handle only while
+  they are busy, and let it go after ``idle_release`` seconds or as soon as a writer
+  announces itself with the ``.write-intent`` file.
+* A writer takes ``memtools.lock`` (one writer process at a time), drops the intent file,
+  opens the graph read-write only for the write itself, and commits one video (or a batch)
+  to kuzu and lance as one step: if either fails, both are rolled back.
+* A reader that meets a writer retries for ``busy_timeout`` seconds, then raises
+  ``MemoryBusy`` ("memory is being updated, try again in a few seconds"); afterwards it
+  sees the new data without a restart (the manifest's ``generation`` changes).
+
+Writes inside one process are serialized by a lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from memtools.embed.base import Embedder
+from memtools.errors import ConfigError, MemoryBusy, StoreError
+from memtools.schema import VideoGraph
+from memtools.store.graph import KuzuGraph
+from memtools.store.manifest import (
+    MANIFEST,
+    EmbedderInfo,
+    Manifest,
+    VideoEntry,
+    now,
+    read_manifest,
+    write_manifest,
+)
+from memtools.store.payload import index_rows
+from memtools.store.vectors import LanceIndex
+
+log = logging.getLogger(__name__)
+
+GRAPH_FILE = "graph.kuzu"
+VECTORS_DIR = "vectors"
+LOCK_FILE = "memtools.lock"
+INTENT_FILE = ".write-intent"
+EMBED_BATCH = 256
+
+
+def embedder_for_name(name: str) -> Embedder:
+    """Reload the embedder a manifest names (the default model, ``openai:``, ``test:`` or a hub id)."""
+    from memtools.embed import default_embedder, embedder_from_spec
+
+    default = default_embedder()
+    if name == default.name:
+        return default
+    if name.startswith(("openai:", "test:")):
+        return embedder_from_spec(name)
+    return embedder_from_spec(f"hf:{name}")
+
+
+class Memory:
+    """A memory folder. Use ``Memory.open`` / ``Memory.create``; close it (or use ``with``)."""
+
+    def __init__(self, path: Path, manifest: Manifest, embedder: Embedder | None, *,
+                 busy_timeout: float = 3.0, write_timeout: float = 60.0, idle_release: float = 1.0) -> None:
+        self.path = Path(path)
+        self.manifest = manifest
+        self._embedder = embedder
+        self.busy_timeout = busy_timeout
+        self.write_timeout = write_timeout
+        self.idle_release = idle_release
+        self._graph: KuzuGraph | None = None
+        self._vectors = LanceIndex(self.path / VECTORS_DIR, manifest.embedder.dim)
+        self._lock = threading.RLock()  # guards the graph handle and serializes writes
+        self._manifest_stamp = self._stamp()
+        self._timer: threading.Timer | None = None
+        self._closed = False
+
+    # --- opening ------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, path: str | os.PathLike, embedder: Embedder, **options) -> Memory:
+        """A new empty memory folder (or open the existing one, checking the embedder)."""
+        folder = Path(path)
+        if (folder / MANIFEST).exists():
+            return cls.open(folder, embedder, **options)
+        if folder.exists() and any(folder.iterdir()):
+            raise ConfigError(f"{folder} exists and is not a memtools memory; choose an empty or new folder")
+        folder.mkdir(parents=True, exist_ok=True)
+        manifest = Manifest(embedder=EmbedderInfo(name=embedder.name, dim=embedder.dim))
+        graph = KuzuGraph(folder / GRAPH_FILE, read_only=False)
+        try:
+            graph.ensure_schema()
+        finally:
+            graph.close()
+        write_manifest(folder, manifest)
+        return cls(folder, manifest, embedder, **options)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, embedder: Embedder | None = None, **options) -> Memory:
+        """Open an existing memory. Without ``embedder``, the one it was built with is loaded lazily."""
+        folder = Path(path)
+        manifest = read_manifest(folder)
+        manifest.check_compatible(folder, embedder.name if embedder else None, embedder.dim if embedder else None)
+        return cls(folder, manifest, embedder, **options)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = embedder_for_name(self.manifest.embedder.name)
+        return self._embedder
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._release_graph()
+
+    # --- folders ------------------------------------------------------------------------
+
+    def frames_dir(self, video_id: str) -> Path:
+        return self.path / "frames" / video_id
+
+    def work_dir(self, video_id: str) -> Path:
+        return self.path / "work" / video_id
+
+    # --- reading ------------------------------------------------------------------------
+
+    def _stamp(self) -> int:
+        try:
+            return (self.path / MANIFEST).stat().st_mtime_ns
+        except FileNotFoundError:
+            return 0
+
+    def _release_graph(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._graph is not None:
+            self._graph.close()
+            self._graph = None
+
+    def _idle(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._graph is not None and self._graph.read_only:
+                self._graph.close()
+                self._graph = None
+
+    def refresh(self) -> None:
+        """Pick up a newer manifest (and with it, new data) written by another process."""
+        stamp = self._stamp()
+        if stamp != self._manifest_stamp:
+            self._manifest_stamp = stamp
+            self.manifest = read_manifest(self.path)
+            self._release_graph()
+            self._vectors.refresh()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[KuzuGraph]:
+        """The graph, open read-only for the duration of the block (waits briefly for writers)."""
+        with self._lock:
+            if self._closed:
+                raise StoreError("this memory has been closed")
+            deadline = time.monotonic() + self.busy_timeout
+            while True:
+                if (self.path / INTENT_FILE).exists():
+                    self._release_graph()
+                else:
+                    self.refresh()
+                    if self._graph is None:
+                        with contextlib.suppress(MemoryBusy):
+                            self._graph = KuzuGraph(self.path / GRAPH_FILE, read_only=True, buffer_pool_mb=64)
+                    if self._graph is not None:
+                        break
+                if time.monotonic() >= deadline:
+                    raise MemoryBusy("memory is being updated, try again in a few seconds")
+                time.sleep(0.05)
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            try:
+                yield self._graph
+            finally:
+                if self.idle_release > 0 and self._graph is not None:
+                    self._timer = threading.Timer(self.idle_release, self._idle)
+                    self._timer.daemon = True
+                    self._timer.start()
+                elif self.idle_release <= 0:
+                    self._release_graph()
+
+    @property
+    def vectors(self) -> LanceIndex:
+        return self._vectors
+
+    def video_ids(self) -> list[str]:
+        self.refresh()
+        return sorted(self.manifest.videos)
+
+    # --- writing ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _process_lock(self) -> Iterator[None]:
+        """``memtools.lock``: one writing process at a time (and this process's writes serialized)."""
+        with self._lock:
+            handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - held for the block
+            try:
+                deadline = time.monotonic() + self.write_timeout
+                while True:
+                    try:
+                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() >= deadline:
+                            raise MemoryBusy(f"another process is writing to {self.path}; try again later") from None
+                        time.sleep(0.1)
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                handle.close()
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[KuzuGraph]:
+        """Exclusive write access: process lock, intent file, graph opened read-write."""
+        with self._process_lock():
+            intent = self.path / INTENT_FILE
+            intent.touch()
+            try:
+                self._release_graph()
+                deadline = time.monotonic() + self.write_timeout
+                graph = None
+                while graph is None:
+                    try:
+                        graph = KuzuGraph(self.path / GRAPH_FILE, read_only=False)
+                    except MemoryBusy:
+                        if time.monotonic() >= deadline:
+                            raise MemoryBusy(
+                                f"readers kept {self.path} open for {self.write_timeout:.0f} s; try again"
+                            ) from None
+                        time.sleep(0.05)
+                try:
+                    yield graph
+                finally:
+                    graph.close()
+            finally:
+                intent.unlink(missing_ok=True)
+
+    def write_video(self, graph: VideoGraph) -> None:
+        """Write one video; an existing video with the same id is replaced."""
+        self.write_videos([graph])
+
+    def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
+                     progress: callable | None = None) -> int:
+        """Write many videos, ``batch_size`` per atomic step. Returns how many were written."""
+        written = 0
+        batch: list[VideoGraph] = []
+        for graph in graphs:
+            batch.append(graph)
+            if len(batch) >= batch_size:
+                self._write_batch(batch)
+                written += len(batch)
+                batch = []
+                if progress:
+                    progress(written)
+        if batch:
+            self._write_batch(batch)
+            written += len(batch)
+            if progress:
+                progress(written)
+        return written
+
+    def _write_batch(self, graphs: Sequence[VideoGraph]) -> None:
+        ids = [g.video_id for g in graphs]
+        if len(set(ids)) != len(ids):
+            raise ConfigError(f"the same video id appears twice in one write: {sorted(ids)}")
+        for g in graphs:
+            try:
+                g.check()
+            except ValueError as exc:
+                raise StoreError(f"refusing to write an inconsistent graph: {exc}") from exc
+        rows = index_rows(graphs)
+        texts = [row["text"] for row in rows]
+        vectors = []
+        for i in range(0, len(texts), EMBED_BATCH):
+            vectors.extend(self.embedder.embed_documents(texts[i:i + EMBED_BATCH]))
+        for row, vector in zip(rows, vectors):
+            row["vector"] = vector
+        with self._writing() as kuzu:
+            kuzu.ensure_schema()
+            before = self._vectors.version()
+            kuzu.begin()
+            try:
+                for vid in ids:
+                    kuzu.delete_video(vid)
+                kuzu.insert(graphs)
+                self._vectors.replace_videos(ids, rows)
+            except BaseException:
+                kuzu.rollback()
+                self._vectors.restore(before)
+                raise
+            try:
+                kuzu.commit()
+            except BaseException:
+                self._vectors.restore(before)
+                raise
+            self._vectors.finish_write()
+            manifest = read_manifest(self.path)
+            for g in graphs:
+                manifest.videos[g.video_id] = VideoEntry(
+                    title=g.video.title, duration=g.video.duration, status="ready", updated_at=now(),
+                    counts={"super": len(g.supers), "macro": len(g.macros), "entity": len(g.entities),
+                            "event": len(g.events), "ocr": len(g.ocr), "keyframe": len(g.keyframes),
+                            "edges": len(g.edges)},
+                )
+            manifest.generation += 1
+            write_manifest(self.path, manifest)
+            self.manifest = manifest
+            self._manifest_stamp = self._stamp()
+
+    def delete_video(self, video_id: str) -> bool:
+        """Remove a video, its vectors and its frames. Returns False if it was not there."""
+        with self._writing() as kuzu:
+            manifest = read_manifest(self.path)
+            if video_id not in manifest.videos:
+                return False
+            before = self._vectors.version()
+            kuzu.begin()
+            try:
+                kuzu.delete_video(video_id)
+                self._vectors.delete_videos([video_id])
+            except BaseException:
+                kuzu.rollback()
+                self._vectors.restore(before)
+                raise
+            kuzu.commit()
+            self._vectors.finish_write()
+            del manifest.videos[video_id]
+            manifest.generation += 1
+            write_manifest(self.path, manifest)
+            self.manifest = manifest
+            self._manifest_stamp = self._stamp()
+        shutil.rmtree(self.frames_dir(video_id), ignore_errors=True)
+        return True
+
+    def set_status(self, video_id: str, status: str) -> None:
+        """Record a build status (``building``/``failed``) for a video not yet written."""
+        with self._process_lock():
+            manifest = read_manifest(self.path)
+            entry = manifest.videos.get(video_id) or VideoEntry()
+            entry.status, entry.updated_at = status, now()
+            manifest.videos[video_id] = entry
+            write_manifest(self.path, manifest)
+            self.manifest = manifest
+            self._manifest_stamp = self._stamp()
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())

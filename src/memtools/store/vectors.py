@@ -1,0 +1,213 @@
+"""The vector engine seam: LanceDB tables for what is searched by similarity.
+
+One ``nodes`` table (id, video_id, kind, macro_id, t_start, t_end, text, vector) with a
+full-text index on ``text``, bitmap indexes on ``video_id``/``kind``, btree indexes on the
+times, and an ANN index only once the table passes ``ANN_MIN_ROWS`` (below that, exact
+search is faster and exact). A ``keyframes`` table lists stored frames.
+
+Every write is followed by ``optimize()`` so a memory never piles up versions.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+
+from memtools.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+ANN_MIN_ROWS = 150_000
+KEEP_VERSIONS_FOR = timedelta(minutes=5)
+SearchMode = Literal["vector", "fulltext", "hybrid"]
+
+
+def nodes_schema(dim: int) -> pa.Schema:
+    return pa.schema([
+        ("id", pa.string()), ("video_id", pa.string()), ("kind", pa.string()), ("macro_id", pa.string()),
+        ("t_start", pa.float64()), ("t_end", pa.float64()), ("text", pa.string()),
+        ("vector", pa.list_(pa.float32(), dim)),
+    ])
+
+
+KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("t", pa.float64()), ("path", pa.string())])
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: str
+    video_id: str
+    kind: str
+    macro_id: str
+    t_start: float
+    t_end: float
+    text: str
+    score: float
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def where_clause(video_id: str | None = None, kinds: Sequence[str] | None = None,
+                 start: float | None = None, end: float | None = None) -> str | None:
+    """A lance filter expression; every value is quoted or a float, never raw text."""
+    parts = []
+    if video_id is not None:
+        parts.append(f"video_id = {_quote(video_id)}")
+    if kinds:
+        parts.append("kind IN (" + ", ".join(_quote(k) for k in kinds) + ")")
+    if start is not None:
+        parts.append(f"t_end >= {float(start)!r}")
+    if end is not None:
+        parts.append(f"t_start <= {float(end)!r}")
+    return " AND ".join(parts) or None
+
+
+class LanceIndex:
+    """The lance tables of one memory folder."""
+
+    def __init__(self, path: Path, dim: int) -> None:
+        os.environ.setdefault("LANCE_LOG", "error")  # lance's Rust logger warns on every hybrid query
+        import lancedb
+
+        self.path = Path(path)
+        self.dim = dim
+        try:
+            self._db = lancedb.connect(str(self.path))
+        except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError
+            raise StoreError(f"cannot open vector store at {self.path}: {exc}") from exc
+        self._nodes = None
+        self._version: int | None = None
+
+    # --- tables -------------------------------------------------------------------------
+
+    def _table(self, name: str, schema: pa.Schema, create: bool):
+        try:
+            if name in self._db.list_tables().tables:
+                return self._db.open_table(name)
+            if create:
+                return self._db.create_table(name, schema=schema)
+        except Exception as exc:
+            raise StoreError(f"vector store table {name!r} failed to open: {exc}") from exc
+        return None
+
+    def nodes(self, create: bool = False):
+        if self._nodes is None:
+            self._nodes = self._table("nodes", nodes_schema(self.dim), create)
+        return self._nodes
+
+    def refresh(self) -> None:
+        """See writes made by other processes since this handle was opened."""
+        if self._nodes is not None:
+            try:
+                self._nodes.checkout_latest()
+            except Exception:
+                self._nodes = None
+        else:
+            self.nodes()
+
+    # --- writes -------------------------------------------------------------------------
+
+    def version(self) -> int | None:
+        table = self.nodes()
+        return None if table is None else table.version
+
+    def replace_videos(self, video_ids: Sequence[str], rows: list[dict[str, Any]]) -> None:
+        table = self.nodes(create=True)
+        try:
+            if video_ids and table.count_rows() > 0:
+                table.delete("video_id IN (" + ", ".join(_quote(v) for v in video_ids) + ")")
+            if rows:
+                table.add(pa.Table.from_pylist(rows, schema=nodes_schema(self.dim)))
+        except Exception as exc:
+            raise StoreError(f"vector store write failed: {exc}") from exc
+
+    def delete_videos(self, video_ids: Sequence[str]) -> None:
+        self.replace_videos(video_ids, [])
+
+    def restore(self, version: int | None) -> None:
+        """Undo writes since ``version`` (None: the table did not exist, so drop it)."""
+        try:
+            if version is None:
+                if "nodes" in self._db.list_tables().tables:
+                    self._db.drop_table("nodes")
+                self._nodes = None
+            else:
+                table = self.nodes()
+                table.checkout(version)
+                table.restore()
+        except Exception as exc:
+            raise StoreError(f"could not roll the vector store back to version {version}: {exc}") from exc
+
+    def finish_write(self) -> None:
+        """Build missing indexes, fold new rows into them, and prune old versions."""
+        from lancedb.index import FTS, Bitmap, BTree, IvfPq
+
+        table = self.nodes()
+        if table is None or table.count_rows() == 0:
+            return
+        try:
+            have = {tuple(ix.columns) for ix in table.list_indices()}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if ("text",) not in have:
+                    table.create_index("text", config=FTS(with_position=False, stem=True, remove_stop_words=True))
+                for column, config in (("video_id", Bitmap()), ("kind", Bitmap()), ("t_start", BTree()), ("t_end", BTree())):
+                    if (column,) not in have:
+                        table.create_index(column, config=config)
+                if ("vector",) not in have and table.count_rows() >= ANN_MIN_ROWS:
+                    log.info("building ANN index over %d rows", table.count_rows())
+                    table.create_index("vector", config=IvfPq(distance_type="cosine"))
+                table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
+        except Exception as exc:
+            raise StoreError(f"vector store indexing failed: {exc}") from exc
+
+    # --- reads --------------------------------------------------------------------------
+
+    def count(self) -> int:
+        table = self.nodes()
+        return 0 if table is None else table.count_rows()
+
+    def search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
+               where: str | None) -> list[Hit]:
+        table = self.nodes()
+        if table is None or limit <= 0:
+            return []
+        try:
+            if mode == "vector":
+                query = table.search(vector.tolist(), vector_column_name="vector").distance_type("cosine")
+                score_key = "_distance"
+            elif mode == "fulltext":
+                query = table.search(text, query_type="fts")
+                score_key = "_score"
+            else:
+                from lancedb.rerankers import RRFReranker
+
+                query = (table.search(query_type="hybrid").vector(vector.tolist()).text(text)
+                         .distance_type("cosine").rerank(RRFReranker()))
+                score_key = "_relevance_score"
+            if where:
+                query = query.where(where, prefilter=True)
+            columns = ["id", "video_id", "kind", "macro_id", "t_start", "t_end", "text"]
+            if mode != "hybrid":
+                columns.append(score_key)
+            rows = query.select(columns).limit(limit).to_list()
+        except Exception as exc:
+            raise StoreError(f"vector search failed: {exc}") from exc
+        hits = []
+        for row in rows:
+            raw = float(row.get(score_key, 0.0))
+            score = 1.0 - raw if score_key == "_distance" else raw
+            hits.append(Hit(row["id"], row["video_id"], row["kind"], row["macro_id"] or "",
+                            row["t_start"], row["t_end"], row["text"], score))
+        return hits

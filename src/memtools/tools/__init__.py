@@ -1,0 +1,28 @@
+"""The tool core: navigation, search, traversal and inspect over a memory; results render to text."""
+
+from memtools.errors import ToolError
+from memtools.tools.core import MemoryTools
+from memtools.tools.results import (
+    EdgeItem,
+    FrameItem,
+    Frames,
+    MacroEvents,
+    MacroItem,
+    NodeItem,
+    Relations,
+    SearchHit,
+    SearchResult,
+    SuperEvents,
+    Subgraph,
+    Summary,
+    TimeResult,
+    VideoList,
+)
+from memtools.tools.search import SearchConfig
+from memtools.tools.specs import TOOL_SPECS, ToolSpec
+
+__all__ = [
+    "EdgeItem", "FrameItem", "Frames", "MacroEvents", "MacroItem", "MemoryTools", "NodeItem", "Relations",
+    "SearchConfig", "SearchHit", "SearchResult", "Subgraph", "SuperEvents", "Summary", "TOOL_SPECS",
+    "TimeResult", "ToolError", "ToolSpec", "VideoList",
+]

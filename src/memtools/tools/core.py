@@ -1,0 +1,315 @@
+"""The tool core: nine operations over a memory, with arguments checked for an LLM caller.
+
+``MemoryTools(memory)`` is what every front end (CLI, MCP, LangChain, the ORA loop) wraps.
+Methods take plain arguments, return typed results (``render()`` for text) and raise
+``ToolError`` with a message that says what to do instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memtools.errors import MemoryBusy, ToolError
+from memtools.schema import (
+    LABELS,
+    SEARCHABLE_KINDS,
+    Entity,
+    MacroEvent,
+    MicroEvent,
+    OcrText,
+    SuperEvent,
+    Video,
+    kind_of_id,
+)
+from memtools.store import EdgeRow, Memory
+from memtools.store.vectors import where_clause
+from memtools.tools import messages as msg
+from memtools.tools.frames import inspect_window
+from memtools.tools.results import (
+    EdgeItem,
+    Frames,
+    MacroEvents,
+    MacroItem,
+    NodeItem,
+    Relations,
+    SearchHit,
+    SearchResult,
+    SuperBrief,
+    SuperEvents,
+    SuperItem,
+    Subgraph,
+    Summary,
+    TimeMatch,
+    TimeResult,
+    VideoItem,
+    VideoList,
+)
+from memtools.tools.search import SearchConfig
+from memtools.tools.text import brief, hms
+
+TOP_K_MAX = 50
+MAX_IDS = 50
+MAX_FRAMES = 16
+ALL_LABELS = sorted(set().union(*LABELS.values()) - {"CONTAINS"})
+
+
+def _range(name: str, value: float, low: float, high: float) -> None:
+    if not (low <= value <= high):
+        raise ToolError(msg.BAD_RANGE.format(name=name, low=low, high=high, value=value))
+
+
+def _macro_item(m: MacroEvent, super_label: str = "") -> MacroItem:
+    return MacroItem(id=m.id, super_id=m.super_id, super_label=super_label, label=m.label, t_start=m.t_start,
+                     t_end=m.t_end, key_entities=list(m.key_entities), summary=m.summary)
+
+
+def _node_item(node) -> NodeItem:
+    if isinstance(node, Entity):
+        kind = node.entity_type.value
+        text = node.name or node.description or kind.lower()
+        bits = [node.description if node.name else ""]
+        bits += [f"{k}: {v}" for k, v in node.attributes.items()]
+        if node.grounding.primary_time is not None:
+            bits.append(f"clearest at {hms(node.grounding.primary_time)}")
+        return NodeItem(id=node.id, kind="entity", text=f"{kind} {text}", detail="; ".join(b for b in bits if b))
+    if isinstance(node, MicroEvent):
+        who = " ".join(p for p in (node.subject, "->" if node.object else "", node.object) if p)
+        detail = "; ".join(b for b in (node.description, who) if b)
+        return NodeItem(id=node.id, kind="event", text=node.action or node.description, t_start=node.t_start,
+                        t_end=node.t_end, detail=detail if node.action else who)
+    assert isinstance(node, OcrText)
+    return NodeItem(id=node.id, kind="ocr", text=f'"{node.text}"', t_start=node.t_start, t_end=node.t_end,
+                    detail=node.description)
+
+
+def _edge_item(e: EdgeRow) -> EdgeItem:
+    return EdgeItem(source=e.source, target=e.target, category=e.category.value, label=e.label,
+                    description=e.description, other_text=brief(e.other))
+
+
+class MemoryTools:
+    """The nine tools over one ``Memory``. Thread-safe; every call is short."""
+
+    def __init__(self, memory: Memory, *, search: SearchConfig | None = None) -> None:
+        self.memory = memory
+        self.search_config = search or SearchConfig.default()
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _reading(self):
+        return _BusyAsToolError(self.memory)
+
+    def _video_id(self, video_id: str | None) -> str:
+        ids = self.memory.video_ids()
+        entries = self.memory.manifest.videos
+        if video_id is None:
+            if not ids:
+                raise ToolError(msg.EMPTY_MEMORY)
+            if len(ids) > 1:
+                raise ToolError(msg.NEED_VIDEO_ID.format(n=len(ids), some=", ".join(ids[:5])))
+            video_id = ids[0]
+        if video_id not in entries:
+            raise ToolError(msg.UNKNOWN_VIDEO.format(video_id=video_id, some=", ".join(ids[:5]) or "(none)"))
+        if entries[video_id].status != "ready":
+            raise ToolError(msg.VIDEO_NOT_READY.format(video_id=video_id, status=entries[video_id].status))
+        return video_id
+
+    def _check_window(self, start: float, end: float) -> None:
+        if start < 0 or end <= start:
+            raise ToolError(msg.BAD_WINDOW.format(start=start, end=end))
+
+    # --- navigation ---------------------------------------------------------------------
+
+    def list_videos(self) -> VideoList:
+        self.memory.refresh()
+        items = [VideoItem(video_id=vid, title=e.title, duration=e.duration, status=e.status, counts=e.counts)
+                 for vid, e in sorted(self.memory.manifest.videos.items())]
+        return VideoList(videos=items)
+
+    def get_summary(self, video_id: str | None = None) -> Summary:
+        vid = self._video_id(video_id)
+        with self._reading() as g:
+            video = g.get(vid)
+            supers = g.supers(vid)
+            macros = g.macros_of([s.id for s in supers])
+        assert isinstance(video, Video)
+        counts: dict[str, int] = {}
+        for m in macros:
+            counts[m.super_id] = counts.get(m.super_id, 0) + 1
+        return Summary(
+            video_id=vid, title=video.title, description=video.description, themes=list(video.themes),
+            key_entities=list(video.key_entities), emotional_tone=video.emotional_tone, duration=video.duration,
+            supers=[SuperBrief(id=s.id, label=s.label, t_start=s.t_start, t_end=s.t_end,
+                               macro_count=counts.get(s.id, 0)) for s in supers],
+        )
+
+    def get_super_events(self, video_id: str | None = None, super_ids: Sequence[str] | None = None) -> SuperEvents:
+        if super_ids:
+            if len(super_ids) > MAX_IDS:
+                raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(super_ids)))
+            with self._reading() as g:
+                found = g.get_many(super_ids)
+                supers = [found[s] for s in super_ids if isinstance(found.get(s), SuperEvent)]
+                missing = [s for s in super_ids if not isinstance(found.get(s), SuperEvent)]
+                if missing:
+                    raise ToolError(msg.BAD_ID.format(what="super event", node_id=missing[0],
+                                                      example="<video>/super_01", hint=msg.SUPER_HINT))
+                macros = g.macros_of([s.id for s in supers])
+            vid = supers[0].video_id
+        else:
+            vid = self._video_id(video_id)
+            with self._reading() as g:
+                supers = g.supers(vid)
+                macros = g.macros_of([s.id for s in supers])
+        children: dict[str, list[str]] = {}
+        for m in macros:
+            children.setdefault(m.super_id, []).append(m.id)
+        return SuperEvents(video_id=vid, supers=[
+            SuperItem(id=s.id, label=s.label, t_start=s.t_start, t_end=s.t_end, description=s.description,
+                      key_entities=list(s.key_entities), macro_ids=children.get(s.id, [])) for s in supers])
+
+    def get_macro_events(self, super_id: str | None = None, macro_ids: Sequence[str] | None = None) -> MacroEvents:
+        if (super_id is None) == (not macro_ids):
+            raise ToolError(msg.NEED_SUPER_OR_MACROS)
+        with self._reading() as g:
+            if super_id is not None:
+                sup = g.get(super_id)
+                if not isinstance(sup, SuperEvent):
+                    raise ToolError(msg.BAD_ID.format(what="super event", node_id=super_id,
+                                                      example="<video>/super_01", hint=msg.SUPER_HINT))
+                return MacroEvents(macros=[_macro_item(m, sup.label) for m in g.macros_of([super_id])])
+            if len(macro_ids) > MAX_IDS:
+                raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(macro_ids)))
+            found = g.get_many(macro_ids)
+            macros = [found[m] for m in macro_ids if isinstance(found.get(m), MacroEvent)]
+            missing = [m for m in macro_ids if not isinstance(found.get(m), MacroEvent)]
+            if not macros:
+                raise ToolError(msg.BAD_ID.format(what="macro event", node_id=missing[0],
+                                                  example="<video>/macro_0003", hint=msg.MACRO_HINT))
+            supers = g.get_many({m.super_id for m in macros})
+        return MacroEvents(macros=[_macro_item(m, getattr(supers.get(m.super_id), "label", "")) for m in macros],
+                           missing=missing)
+
+    def get_subgraph(self, macro_id: str) -> Subgraph:
+        with self._reading() as g:
+            macro = g.get(macro_id)
+            if not isinstance(macro, MacroEvent):
+                raise ToolError(msg.BAD_ID.format(what="macro event", node_id=macro_id,
+                                                  example="<video>/macro_0003", hint=msg.MACRO_HINT))
+            sup = g.get(macro.super_id)
+            nodes = g.children(macro_id)
+            edges = g.subgraph_edges(macro_id)
+        items = [_node_item(n) for n in nodes]
+        events = sorted((i for i in items if i.kind == "event"), key=lambda i: (i.t_start or 0, i.id))
+        ocr = sorted((i for i in items if i.kind == "ocr"), key=lambda i: (i.t_start or 0, i.id))
+        return Subgraph(
+            macro=_macro_item(macro, getattr(sup, "label", "")),
+            entities=[i for i in items if i.kind == "entity"], events=events, ocr=ocr,
+            edges=[EdgeItem(source=s, target=t, category=c, label=lab, description=d) for s, t, c, lab, d in edges],
+        )
+
+    # --- search -------------------------------------------------------------------------
+
+    def search_nodes(self, query: str, top_k: int = 10, node_types: Sequence[str] | None = None,
+                     video_id: str | None = None, start_sec: float | None = None,
+                     end_sec: float | None = None) -> SearchResult:
+        query = (query or "").strip()
+        if not query:
+            raise ToolError(msg.EMPTY_QUERY)
+        if len(query) > self.search_config.max_query_chars:
+            raise ToolError(msg.QUERY_TOO_LONG.format(n=len(query), limit=self.search_config.max_query_chars))
+        _range("top_k", top_k, 1, TOP_K_MAX)
+        allowed = [k.value for k in SEARCHABLE_KINDS]
+        kinds = list(dict.fromkeys(node_types or []))
+        bad = [k for k in kinds if k not in allowed]
+        if bad:
+            raise ToolError(msg.BAD_NODE_TYPES.format(bad=bad, allowed=", ".join(allowed)))
+        if video_id is not None:
+            video_id = self._video_id(video_id)
+        if start_sec is not None or end_sec is not None:
+            self._check_window(start_sec or 0.0, end_sec if end_sec is not None else float("inf"))
+        config = self.search_config
+        vector = self.memory.embedder.embed_query(query) if config.mode != "fulltext" else None
+        where = where_clause(video_id, kinds, start_sec, end_sec)
+        with self._reading() as g:
+            hits = self.memory.vectors.search(config.mode, vector, query, top_k, where)
+            found = g.get_many([h.id for h in hits] + [h.macro_id for h in hits if h.macro_id])
+            hits = [h for h in hits if h.id in found]  # an id in lance always exists in kuzu
+            context = g.neighbors([h.id for h in hits], config.context_per_hit) if config.context_per_hit else {}
+        results = []
+        for h in hits:
+            macro = found.get(h.macro_id)
+            lines = [f"{'->' if e.source == h.id else '<-'} {e.label} {e.other_id.rsplit('/', 1)[-1]}:"
+                     f" {brief(e.other, 70)}" for e in context.get(h.id, [])]
+            results.append(SearchHit(id=h.id, kind=h.kind, video_id=h.video_id, t_start=h.t_start, t_end=h.t_end,
+                                     text=h.text, score=round(h.score, 4), macro_id=h.macro_id,
+                                     macro_label=getattr(macro, "label", ""), context=lines))
+        return SearchResult(query=query, mode=config.mode, hits=results)
+
+    def search_by_time(self, start_sec: float, end_sec: float, video_id: str | None = None) -> TimeResult:
+        self._check_window(start_sec, end_sec)
+        vid = self._video_id(video_id)
+        duration = self.memory.manifest.videos[vid].duration
+        if duration and start_sec > duration:
+            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(duration)))
+        with self._reading() as g:
+            macros = g.macros_overlapping(start_sec, end_sec, vid)
+            supers = g.get_many({m.super_id for m in macros})
+        return TimeResult(start_sec=start_sec, end_sec=end_sec, matches=[
+            TimeMatch(video_id=m.video_id, macro=_macro_item(m, getattr(supers.get(m.super_id), "label", "")))
+            for m in macros])
+
+    # --- traversal ----------------------------------------------------------------------
+
+    def get_relations(self, node_id: str, direction: str = "both",
+                      relation_types: Sequence[str] | None = None) -> Relations:
+        if direction not in ("out", "in", "both"):
+            raise ToolError(msg.BAD_DIRECTION.format(value=direction))
+        labels = [r.upper() for r in relation_types or []]
+        bad = [r for r in labels if r not in ALL_LABELS and r != "CONTAINS"]
+        if bad:
+            raise ToolError(msg.BAD_RELATION.format(bad=bad, allowed=", ".join(ALL_LABELS)))
+        with self._reading() as g:
+            node = g.get(node_id) if kind_of_id(node_id) is not None else None
+            if node is None:
+                raise ToolError(msg.BAD_ID.format(what="node", node_id=node_id,
+                                                  example="<video>/macro_0003/evt_002", hint=msg.NODE_HINT))
+            edges = g.edges(node_id, direction, labels=labels)
+        kind = kind_of_id(node_id)
+        return Relations(
+            node_id=node_id, kind=kind.value if kind else "node", text=brief(node, 200),
+            outgoing=[_edge_item(e) for e in edges if e.source == node_id],
+            incoming=[_edge_item(e) for e in edges if e.target == node_id],
+        )
+
+    # --- inspect ------------------------------------------------------------------------
+
+    def inspect_frames(self, video_id: str, start_sec: float, end_sec: float, max_frames: int = 6) -> Frames:
+        self._check_window(start_sec, end_sec)
+        _range("max_frames", max_frames, 1, MAX_FRAMES)
+        vid = self._video_id(video_id)
+        with self._reading() as g:
+            video = g.get(vid)
+            keyframes = g.keyframes(vid, start_sec, end_sec)
+            macros = g.macros_overlapping(start_sec, end_sec, vid)
+        assert isinstance(video, Video)
+        if video.duration and start_sec > video.duration:
+            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(video.duration)))
+        return inspect_window(self.memory.path, video, keyframes, macros, start_sec, end_sec, max_frames)
+
+
+class _BusyAsToolError:
+    """``memory.reading()`` with ``MemoryBusy`` turned into the model-facing ToolError."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._cm = memory.reading()
+
+    def __enter__(self):
+        try:
+            return self._cm.__enter__()
+        except MemoryBusy as exc:
+            raise ToolError(msg.BUSY) from exc
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)
+

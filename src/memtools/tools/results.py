@@ -1,0 +1,295 @@
+"""Typed tool results. Each has ``render()``: compact text an LLM reads (ids, absolute times)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from memtools.tools.text import budgeted, clip, hms, span
+
+
+class _Result(BaseModel):
+    def render(self) -> str:  # pragma: no cover - every result overrides it
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.render()
+
+
+class VideoItem(BaseModel):
+    video_id: str
+    title: str
+    duration: float
+    status: str
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
+class VideoList(_Result):
+    videos: list[VideoItem]
+
+    def render(self) -> str:
+        if not self.videos:
+            return "No videos in this memory yet."
+        lines = [f"{len(self.videos)} video(s):"]
+        lines += [
+            f"- {v.video_id} [{hms(0)}-{hms(v.duration)}] {clip(v.title, 80) or '(untitled)'}"
+            + ("" if v.status == "ready" else f" ({v.status})")
+            for v in self.videos
+        ]
+        lines = budgeted(lines, "pass video_id to get_summary or search_nodes to work on one video")
+        lines.append("Next: get_summary(video_id=...) for an overview, or search_nodes(query=...) across all videos.")
+        return "\n".join(lines)
+
+
+class SuperBrief(BaseModel):
+    id: str
+    label: str
+    t_start: float
+    t_end: float
+    macro_count: int = 0
+
+
+class Summary(_Result):
+    video_id: str
+    title: str
+    description: str
+    themes: list[str]
+    key_entities: list[str]
+    emotional_tone: str
+    duration: float
+    supers: list[SuperBrief]
+
+    def render(self) -> str:
+        lines = [f"Video {self.video_id} {span(0, self.duration)}: {self.title or '(untitled)'}"]
+        if self.description:
+            lines.append(f"Description: {clip(self.description, 1200)}")
+        if self.themes:
+            lines.append("Themes: " + ", ".join(self.themes))
+        if self.key_entities:
+            lines.append("Key entities: " + ", ".join(self.key_entities[:15]))
+        if self.emotional_tone:
+            lines.append(f"Tone: {self.emotional_tone}")
+        lines.append(f"Super events ({len(self.supers)}):")
+        lines += [f"- {s.id} {span(s.t_start, s.t_end)} {clip(s.label, 100)} ({s.macro_count} macro events)"
+                  for s in self.supers]
+        lines = budgeted(lines, "call get_super_events(video_id=..., super_ids=[...]) for specific phases")
+        lines.append("Next: get_macro_events(super_id=...) to open a phase, or search_nodes(query=...) to find details.")
+        return "\n".join(lines)
+
+
+class SuperItem(BaseModel):
+    id: str
+    label: str
+    t_start: float
+    t_end: float
+    description: str
+    key_entities: list[str]
+    macro_ids: list[str]
+
+
+class SuperEvents(_Result):
+    video_id: str
+    supers: list[SuperItem]
+
+    def render(self) -> str:
+        lines = [f"{len(self.supers)} super event(s) of {self.video_id}:"]
+        for s in self.supers:
+            lines.append(f"- {s.id} {span(s.t_start, s.t_end)} {clip(s.label, 100)}")
+            if s.key_entities:
+                lines.append("  key entities: " + ", ".join(s.key_entities[:10]))
+            if s.description:
+                lines.append(f"  {clip(s.description, 400)}")
+            lines.append(f"  macros: {', '.join(s.macro_ids[:30])}" + (" …" if len(s.macro_ids) > 30 else ""))
+        lines = budgeted(lines, "pass super_ids=[...] to read fewer super events at a time")
+        lines.append("Next: get_macro_events(super_id=...) or get_subgraph(macro_id=...).")
+        return "\n".join(lines)
+
+
+class MacroItem(BaseModel):
+    id: str
+    super_id: str
+    super_label: str = ""
+    label: str
+    t_start: float
+    t_end: float
+    key_entities: list[str]
+    summary: str
+
+
+class MacroEvents(_Result):
+    macros: list[MacroItem]
+    missing: list[str] = Field(default_factory=list)
+
+    def render(self) -> str:
+        lines = [f"{len(self.macros)} macro event(s):"]
+        for m in self.macros:
+            lines.append(f"- {m.id} {span(m.t_start, m.t_end)} {clip(m.label, 100)}")
+            if m.key_entities:
+                lines.append("  key entities: " + ", ".join(m.key_entities[:10]))
+            if m.summary:
+                lines.append(f"  {clip(m.summary, 500)}")
+        if self.missing:
+            lines.append("Not found: " + ", ".join(self.missing))
+        lines = budgeted(lines, "pass fewer macro_ids per call")
+        lines.append("Next: get_subgraph(macro_id=...) for entities, actions and on-screen text.")
+        return "\n".join(lines)
+
+
+class NodeItem(BaseModel):
+    """A subgraph node in one flat shape: entity, event or ocr."""
+
+    id: str
+    kind: str
+    text: str
+    t_start: float | None = None
+    t_end: float | None = None
+    detail: str = ""
+
+
+class EdgeItem(BaseModel):
+    source: str
+    target: str
+    category: str
+    label: str
+    description: str = ""
+    other_text: str = ""
+
+
+class Subgraph(_Result):
+    macro: MacroItem
+    entities: list[NodeItem]
+    events: list[NodeItem]
+    ocr: list[NodeItem]
+    edges: list[EdgeItem]
+
+    def render(self) -> str:
+        m = self.macro
+        lines = [f"Macro event {m.id} {span(m.t_start, m.t_end)} {m.label}", f"In super event {m.super_id}"
+                 + (f" ({clip(m.super_label, 80)})" if m.super_label else "")]
+        if m.summary:
+            lines.append(f"Summary: {clip(m.summary, 800)}")
+        short = {n.id: n.id.rsplit("/", 1)[-1] for n in [*self.entities, *self.events, *self.ocr]}
+        lines.append(f"Entities ({len(self.entities)}):")
+        lines += [f"- {short[e.id]} {e.text}" + (f" — {clip(e.detail, 200)}" if e.detail else "") for e in self.entities]
+        lines.append(f"Micro-events ({len(self.events)}):")
+        lines += [f"- {short[e.id]} {span(e.t_start or 0, e.t_end or 0)} {e.text}"
+                  + (f" — {clip(e.detail, 200)}" if e.detail else "") for e in self.events]
+        if self.ocr:
+            lines.append(f"On-screen text ({len(self.ocr)}):")
+            lines += [f"- {short[o.id]} {span(o.t_start or 0, o.t_end or 0)} {o.text}"
+                      + (f" — {clip(o.detail, 150)}" if o.detail else "") for o in self.ocr]
+        if self.edges:
+            lines.append(f"Edges ({len(self.edges)}):")
+            for e in self.edges:
+                reason = f" ({clip(e.description, 120)})" if e.description else ""
+                lines.append(f"- {short.get(e.source, e.source)} -{e.label}-> {short.get(e.target, e.target)}{reason}")
+        lines.append(f"Ids above are short; full ids are '{m.id}/<short id>'.")
+        lines = budgeted(lines, f"use get_relations(node_id='{m.id}/<short id>') or search_nodes to focus")
+        lines.append("Next: get_relations(node_id=...) to follow causes and roles across events.")
+        return "\n".join(lines)
+
+
+class SearchHit(BaseModel):
+    id: str
+    kind: str
+    video_id: str
+    t_start: float
+    t_end: float
+    text: str
+    score: float
+    macro_id: str = ""
+    macro_label: str = ""
+    context: list[str] = Field(default_factory=list)
+
+
+class SearchResult(_Result):
+    query: str
+    mode: str
+    hits: list[SearchHit]
+
+    def render(self) -> str:
+        if not self.hits:
+            return (f"No matches for {self.query!r}. Try other words (describe the scene or action), drop filters, "
+                    "or browse with get_summary / search_by_time.")
+        lines = [f"{len(self.hits)} match(es) for {clip(self.query, 80)!r}:"]
+        for i, h in enumerate(self.hits, 1):
+            lines.append(f"{i}. [{h.kind}] {h.id} {span(h.t_start, h.t_end)} {clip(h.text, 220)}")
+            if h.macro_id and h.macro_id != h.id:
+                lines.append(f"   in {h.macro_id}: {clip(h.macro_label, 90)}")
+            lines += [f"   {c}" for c in h.context]
+        lines = budgeted(lines, "lower top_k or add node_types / video_id / a time window")
+        lines.append("Next: get_subgraph(macro_id=...) on a promising macro, or get_relations(node_id=...).")
+        return "\n".join(lines)
+
+
+class TimeMatch(BaseModel):
+    video_id: str
+    macro: MacroItem
+
+
+class TimeResult(_Result):
+    start_sec: float
+    end_sec: float
+    matches: list[TimeMatch]
+
+    def render(self) -> str:
+        window = span(self.start_sec, self.end_sec)
+        if not self.matches:
+            return f"No macro events overlap {window}. Check the video's length with get_summary."
+        lines = [f"{len(self.matches)} macro event(s) overlap {window}:"]
+        for t in self.matches:
+            m = t.macro
+            lines.append(f"- {m.id} {span(m.t_start, m.t_end)} {clip(m.label, 100)}"
+                         f" (super {m.super_id}: {clip(m.super_label, 60)})")
+        lines = budgeted(lines, "narrow the window or pass video_id")
+        lines.append("Next: get_subgraph(macro_id=...) for what happens inside.")
+        return "\n".join(lines)
+
+
+class Relations(_Result):
+    node_id: str
+    kind: str
+    text: str
+    outgoing: list[EdgeItem]
+    incoming: list[EdgeItem]
+
+    def render(self) -> str:
+        lines = [f"{self.kind} {self.node_id}: {clip(self.text, 160)}"]
+        lines.append(f"Outgoing ({len(self.outgoing)}):")
+        lines += [f"- -{e.label}-> {e.target} {clip(e.other_text, 90)}"
+                  + (f" — {clip(e.description, 140)}" if e.description else "") for e in self.outgoing]
+        lines.append(f"Incoming ({len(self.incoming)}):")
+        lines += [f"- {e.source} {clip(e.other_text, 90)} -{e.label}->"
+                  + (f" — {clip(e.description, 140)}" if e.description else "") for e in self.incoming]
+        lines = budgeted(lines, "pass direction='out' or 'in', or relation_types=[...]")
+        lines.append("Next: get_relations on a neighbour to follow the chain, or get_subgraph on its macro.")
+        return "\n".join(lines)
+
+
+class FrameItem(BaseModel):
+    t: float
+    macro_id: str = ""
+    macro_label: str = ""
+    source: str  # "video" (decoded now) or "keyframe" (stored)
+    keyframe_id: str = ""
+    path: str = ""
+
+
+class Frames(_Result):
+    video_id: str
+    start_sec: float
+    end_sec: float
+    frames: list[FrameItem]
+    note: str = ""
+    images: list[bytes] = Field(default_factory=list, exclude=True, repr=False)
+
+    def render(self) -> str:
+        window = span(self.start_sec, self.end_sec)
+        if not self.frames:
+            return f"No frames for {self.video_id} {window}. {self.note}".strip()
+        lines = [f"{len(self.frames)} frame(s) of {self.video_id} {window}:"]
+        for i, f in enumerate(self.frames, 1):
+            where = f" in {f.macro_id} ({clip(f.macro_label, 70)})" if f.macro_id else ""
+            lines.append(f"{i}. frame at {hms(f.t)} ({f.t:.1f} s){where}")
+        if self.note:
+            lines.append(self.note)
+        return "\n".join(lines)
