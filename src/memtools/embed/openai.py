@@ -64,6 +64,8 @@ class OpenAIEmbedder:
             raise ConfigError("pass either client= or transport= to OpenAIEmbedder, not both")
         if batch_size < 1 or max_retries < 0:
             raise ConfigError("batch_size must be positive and max_retries not negative")
+        if not base_url.startswith(("http://", "https://")):
+            raise ConfigError(f"base_url must be an http(s) URL such as https://api.openai.com/v1, not {base_url!r}")
         self.model = model
         self.url = base_url.rstrip("/") + "/embeddings"
         self.api_key_env = api_key_env
@@ -147,6 +149,8 @@ class OpenAIEmbedder:
                     raise EmbeddingError(f"{self.url} unreachable after {attempt + 1} tries: {exc!r}") from exc
                 time.sleep(_backoff(attempt))
                 continue
+            except httpx.HTTPError as exc:  # not worth retrying: a malformed URL or response
+                raise EmbeddingError(f"{self.name}: request to {self.url} failed: {exc!r}") from exc
             retryable = response.status_code in _RETRY_STATUS or response.status_code >= 500
             if retryable and not last:
                 wait = _retry_after(response)

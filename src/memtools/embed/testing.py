@@ -15,6 +15,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from memtools.errors import ConfigError
+
 _WORD = re.compile(r"\w+")
 _EMPTY_TOKEN = "\x00empty"  # every text gets a unit vector, even one without words
 
@@ -26,7 +28,7 @@ class TestEmbedder:
 
     def __init__(self, dim: int = 64) -> None:
         if dim < 1:
-            raise ValueError(f"dim must be positive, not {dim}")
+            raise ConfigError(f"dim must be positive, not {dim}")
         self._dim = dim
 
     def __repr__(self) -> str:

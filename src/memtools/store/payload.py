@@ -13,7 +13,8 @@ def payload(node: SuperEvent | MacroEvent | Entity | MicroEvent | OcrText) -> st
     if isinstance(node, SuperEvent):
         parts = [node.label, node.description]
     elif isinstance(node, MacroEvent):
-        parts = [node.label, node.summary]
+        same = node.summary.lower().startswith(node.label.lower().rstrip(". "))
+        parts = [node.summary] if same and node.summary else [node.label, node.summary]
     elif isinstance(node, Entity):
         attrs = ", ".join(f"{k}: {v}" for k, v in node.attributes.items())
         parts = [node.name or "", node.entity_type.value.lower(), node.description, attrs,

@@ -77,7 +77,7 @@ class LanceIndex:
     """The lance tables of one memory folder."""
 
     def __init__(self, path: Path, dim: int) -> None:
-        os.environ.setdefault("LANCE_LOG", "error")  # lance's Rust logger warns on every hybrid query
+        os.environ.setdefault("LANCEDB_LOG", "error")  # lance warns on every hybrid query
         import lancedb
 
         self.path = Path(path)

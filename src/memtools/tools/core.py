@@ -16,6 +16,7 @@ from memtools.schema import (
     Entity,
     MacroEvent,
     MicroEvent,
+    NodeKind,
     OcrText,
     SuperEvent,
     Video,
@@ -191,6 +192,8 @@ class MemoryTools:
                            missing=missing)
 
     def get_subgraph(self, macro_id: str) -> Subgraph:
+        if kind_of_id(macro_id) is NodeKind.SUPER:
+            raise ToolError(msg.SUPER_NOT_MACRO.format(node_id=macro_id))
         with self._reading() as g:
             macro = g.get(macro_id)
             if not isinstance(macro, MacroEvent):

@@ -23,3 +23,6 @@ BAD_NODE_TYPES = "unknown node_types {bad}; use any of: {allowed}"
 BAD_DIRECTION = "direction must be 'out', 'in' or 'both'; you passed {value!r}"
 BAD_RELATION = "unknown relation types {bad}; use labels such as {allowed}"
 BUSY = "memory is being updated, try again in a few seconds"
+SUPER_NOT_MACRO = (
+    "{node_id!r} is a super event, not a macro event; call get_macro_events(super_id='{node_id}') to list its macro events"
+)

@@ -8,9 +8,9 @@ data, in ``KeyframeConfig`` and its presets.
 
 ``KeyframeSelector`` owns everything else: measuring each frame once (``AnalyzedFrame``),
 the buffer of recent keyframes, counting why frames were dropped, forcing a keyframe when
-none was kept for ``max_gap_sec`` (the sharpest frame dropped since the last one), and
-never returning nothing for a non-empty input (the sharpest frame if every frame was
-gated).
+none was kept for ``max_gap_sec`` (the sharpest frame dropped in the later half of that
+gap), and never returning nothing for a non-empty input (the sharpest frame if every frame
+was gated).
 """
 
 from __future__ import annotations
@@ -209,33 +209,39 @@ class KeyframeSelector:
         self.stats = KeyframeStats()
 
     def select(self, frames: Iterable[Frame]) -> Iterator[Frame]:
-        cfg = self.config
-        kept: deque[AnalyzedFrame] = deque(maxlen=max(cfg.duplicate_window, 1))
-        best_dropped: AnalyzedFrame | None = None  # sharpest frame dropped since the last keyframe
-        since: float | None = None  # time of the last keyframe (or of the first frame)
-        any_kept = False
+        cfg, gap = self.config, self.config.max_gap_sec
+        kept: deque[AnalyzedFrame] = deque(maxlen=cfg.duplicate_window)
+        stand_in: AnalyzedFrame | None = None  # sharpest frame dropped in the later half of a gap
+        sharpest: AnalyzedFrame | None = None  # sharpest frame of all, while nothing is kept
+        since: float | None = None  # time of the last keyframe, or of the first frame
         for frame in frames:
             current = analyze(frame, analysis_side=cfg.analysis_side, thumbnail_size=cfg.thumbnail_size)
             self.stats.seen += 1
             since = current.t if since is None else since
             refused_by = next((g.name for g in self.gates if not g.accept(current, kept)), None)
-            if refused_by is None:
-                chosen = current
-            else:
+            if refused_by is not None:
                 self.stats.rejected[refused_by] += 1
-                if best_dropped is None or current.sharpness > best_dropped.sharpness:
-                    best_dropped = current
-                if cfg.max_gap_sec is None or current.t - since < cfg.max_gap_sec:
+                if not kept:
+                    sharpest = _sharper(sharpest, current)
+                if gap is None:
                     continue
-                chosen, self.stats.forced = best_dropped, self.stats.forced + 1
-            kept.append(chosen)
-            best_dropped, since, any_kept = None, chosen.t, True
+                if current.t - since >= gap / 2:  # a stand-in from early in the gap would not fill it
+                    stand_in = _sharper(stand_in, current)
+                if current.t - since < gap or stand_in is None:
+                    continue
+                current, self.stats.forced = stand_in, self.stats.forced + 1
+            kept.append(current)
+            stand_in, since = None, current.t
             self.stats.kept += 1
-            yield chosen.frame
-        if not any_kept and best_dropped is not None:
+            yield current.frame
+        if not kept and sharpest is not None:
             self.stats.kept += 1
             self.stats.forced += 1
-            yield best_dropped.frame
+            yield sharpest.frame
+
+
+def _sharper(best: AnalyzedFrame | None, frame: AnalyzedFrame) -> AnalyzedFrame:
+    return frame if best is None or frame.sharpness > best.sharpness else best
 
 
 def select_keyframes(frames: Iterable[Frame], config: KeyframeConfig | None = None) -> list[Frame]:

@@ -1,0 +1,77 @@
+"""``memtools build VIDEO... --memory DIR``: videos -> hierarchical graph memory with a vision model."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
+from memtools.errors import BuildError, PerceptionError
+
+EPILOG = """\
+backends:
+  --vlm openai:gpt-4o-mini                                   OpenAI (OPENAI_API_KEY)
+  --vlm openai:Qwen2.5-VL-7B --base-url http://localhost:8000/v1   vLLM, Ollama, LM Studio, OpenRouter...
+  --vlm local:Qwen/Qwen2.5-VL-3B-Instruct                    transformers on your GPU
+  --replay answers.jsonl                                      recorded answers (offline)
+  --vlm python:mypkg.backends:make_vlm                        any object with async complete(request)
+
+Every flag can also come from --config memtools.toml ([build] table) or MEMTOOLS_* environment
+variables (MEMTOOLS_VLM, MEMTOOLS_BASE_URL, MEMTOOLS_API_KEY_ENV, MEMTOOLS_CONCURRENCY, ...).
+An interrupted build resumes where it stopped when the same command runs again.
+"""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("build", help="build a memory from video files with a vision-language model",
+                       description="Segment, describe and summarise videos into a hierarchical graph memory.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("videos", nargs="+", type=Path, metavar="VIDEO", help="video files")
+    add_memory_arg(p)
+    add_embedder_arg(p)
+    model = p.add_argument_group("perception model")
+    model.add_argument("--vlm", metavar="SPEC", help="openai:MODEL, local:MODEL or python:MODULE:NAME")
+    model.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server (default: OpenAI)")
+    model.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    model.add_argument("--replay", metavar="FILE", help="answer from recorded responses (JSONL) instead of a model")
+    model.add_argument("--record", metavar="FILE", help="append every model answer to this JSONL file")
+    tuning = p.add_argument_group("pipeline")
+    tuning.add_argument("--config", type=Path, metavar="FILE", help="settings file (TOML, or JSON)")
+    tuning.add_argument("--preset", help="build preset: default, short (clips of minutes) or fast")
+    tuning.add_argument("--concurrency", type=int, metavar="N", help="model calls in flight (default 4)")
+    tuning.add_argument("--window-sec", type=float, metavar="SEC", help="segmentation window tau (default 600)")
+    p.add_argument("--video-id", help="id for the video (single video only; default: from the file name)")
+    p.add_argument("--fresh", action="store_true", help="ignore checkpoints of earlier runs and start over")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from memtools.build import TextProgress, abuild_videos
+    from memtools.build.settings import resolve_settings, vlm_from_settings
+    from memtools.video import probe
+
+    if args.video_id and len(args.videos) > 1:
+        raise BuildError("--video-id names one video; build the others with their own command")
+    settings = resolve_settings({
+        "vlm": args.vlm, "base_url": args.base_url, "api_key_env": args.api_key_env, "replay": args.replay,
+        "record": args.record, "embedder": args.embedder, "preset": args.preset, "config": args.config,
+        "concurrency": args.concurrency, "window_sec": args.window_sec,
+    })
+    vlm = vlm_from_settings(settings)
+    infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
+    sink = None if args.quiet else TextProgress(sys.stderr)
+    with create_memory(args.memory, settings.embedder) as memory:
+        try:
+            summary = asyncio.run(abuild_videos(
+                memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,
+                config=settings.config, sink=sink, fresh=args.fresh, infos=infos,
+            ))
+        except PerceptionError as exc:
+            raise PerceptionError(f"{exc}\nFinished steps are checkpointed: run the same command again to resume."
+                                  ) from exc
+        reports = [str(memory.work_dir(v.video_id) / "report.json") for v in summary.videos if not v.skipped]
+        print(summary.render(str(args.memory), reports))
+    return 0

@@ -1,0 +1,83 @@
+"""``memtools eval``: run the ORA agent over an LVBench-style question file and score it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from memtools.cli.ask import add_model_args, build_graph
+from memtools.cli.common import add_memory_arg, open_memory
+from memtools.errors import ConfigError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="score the ORA agent on a multiple-choice question file (LVBench layout)",
+                       description="Answer every question of an LVBench-layout JSONL file (one line per video: "
+                                   "key, qa[] with uid, question, answer, question_type) and report accuracy "
+                                   "overall and per question type. One trajectory JSON per question; rerunning "
+                                   "skips questions that already have one.")
+    add_memory_arg(p)
+    p.add_argument("--questions", type=Path, required=True, metavar="FILE.jsonl", help="the question file")
+    p.add_argument("--out", type=Path, default=None, metavar="DIR",
+                   help="where trajectories and summary.json go (default: eval-<questions file name>)")
+    p.add_argument("--concurrency", type=int, default=4, metavar="N", help="questions run at once (4)")
+    p.add_argument("--video-map", type=Path, default=None, metavar="FILE.json",
+                   help="JSON object mapping question-file keys to memory video ids (default: the same id)")
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
+    add_model_args(p)
+    p.set_defaults(func=run)
+
+
+def _video_map(path: Path | None) -> dict[str, str]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read --video-map {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"--video-map {path} must hold a JSON object {{key: video_id}}")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def _pct(correct: int, n: int) -> str:
+    return f"{100 * correct / n:5.1f}% ({correct}/{n})" if n else "  n/a"
+
+
+def run(args: argparse.Namespace) -> int:
+    from memtools.agent.evaluation import load_questions, run_eval
+
+    if args.concurrency < 1:
+        raise ConfigError("--concurrency must be at least 1")
+    questions = load_questions(args.questions)[: args.limit]
+    out = args.out or Path(f"eval-{args.questions.stem}")
+    total = len(questions)
+    done = [0]
+
+    def progress(record: dict) -> None:
+        done[0] += 1
+        mark = "ok " if record["correct"] else "bad"
+        print(f"[{done[0]}] {mark} {record['uid']}: answer {record['answer']} gold {record['gold']} "
+              f"({record['status']}, {record['rounds']} rounds)", file=sys.stderr)
+
+    with open_memory(args.memory) as memory:
+        graph = build_graph(args, memory)
+        result = run_eval(graph, questions, out, video_ids=memory.video_ids(), video_map=_video_map(args.video_map),
+                          concurrency=args.concurrency, on_done=progress)
+    s = result.summary()
+    print(f"Accuracy: {_pct(s['correct'], s['n'])} of {total} questions "
+          f"(answered {s['answered']}, forced {s['forced']}, no answer {s['no_answer']}; "
+          f"resumed {s['resumed']}, errors {s['errors']}, skipped {s['skipped']}; mean rounds {s['mean_rounds']:.2f})")
+    if s["per_type"]:
+        print("Per question type:")
+        width = max(len(t) for t in s["per_type"])
+        for t, b in s["per_type"].items():
+            print(f"  {t:<{width}}  {_pct(b['correct'], b['n'])}")
+    for uid, why in list(result.errors.items())[:10]:
+        print(f"error {uid}: {why}", file=sys.stderr)
+    for uid, why in list(result.skipped.items())[:10]:
+        print(f"skipped {uid}: {why}", file=sys.stderr)
+    print(f"Trajectories: {out / 'trajectories'}; summary: {out / 'summary.json'}")
+    return 1 if result.errors else 0

@@ -1,0 +1,47 @@
+"""``memtools info``: what a memory holds."""
+
+from __future__ import annotations
+
+import argparse
+
+from memtools.cli.common import add_memory_arg, open_memory
+from memtools.tools.text import hms
+
+SHOW_VIDEOS = 20
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("info", help="show the videos, counts, size and embedder of a memory")
+    add_memory_arg(p)
+    p.set_defaults(func=run)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def run(args: argparse.Namespace) -> int:
+    with open_memory(args.memory) as memory:
+        manifest = memory.manifest
+        videos = manifest.videos
+        totals: dict[str, int] = {}
+        for entry in videos.values():
+            for key, value in entry.counts.items():
+                totals[key] = totals.get(key, 0) + value
+        hours = sum(v.duration for v in videos.values()) / 3600
+        print(f"Memory {memory.path}")
+        print(f"  schema v{manifest.schema_version}, embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
+        print(f"  {len(videos)} video(s), {hours:.2f} h, {_size(memory.size_bytes())} on disk")
+        if totals:
+            order = ("super", "macro", "entity", "event", "ocr", "keyframe", "edges")
+            print("  " + ", ".join(f"{totals.get(k, 0)} {k}" for k in order))
+        for vid, entry in sorted(videos.items())[:SHOW_VIDEOS]:
+            status = "" if entry.status == "ready" else f" [{entry.status}]"
+            print(f"  - {vid} [{hms(entry.duration)}] {entry.title}{status}")
+        if len(videos) > SHOW_VIDEOS:
+            print(f"  … {len(videos) - SHOW_VIDEOS} more; `memtools tool list_videos --memory {args.memory}` lists all")
+    return 0

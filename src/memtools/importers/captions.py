@@ -1,0 +1,221 @@
+"""Build a memory without a vision model, from time-stamped text a user already has.
+
+Reads SRT / WebVTT subtitle files and the dense-caption JSON layout of ActivityNet Captions
+and YouCook2::
+
+    {video_id: {"duration": 241.6, "timestamps": [[s, e], ...], "sentences": ["...", ...]}}
+
+Each caption becomes a micro-event; consecutive captions are grouped into macro events by
+time (``CaptionGrouping``), macro events into super events, and a root per video. Labels and
+summaries are extractive (the captions' own words): no model is called.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from memtools.errors import ImportFormatError
+from memtools.schema import (
+    Edge,
+    EdgeCategory,
+    Entity,
+    EntityType,
+    MacroEvent,
+    MicroEvent,
+    SuperEvent,
+    Video,
+    VideoGraph,
+    entity_id,
+    event_id,
+    macro_id,
+    slugify_video_id,
+    super_id,
+)
+from memtools.tools.text import clip
+
+
+@dataclass(frozen=True)
+class Caption:
+    start: float
+    end: float
+    text: str
+
+
+@dataclass(frozen=True)
+class CaptionedVideo:
+    """One video's captions, plus optional entities known for the whole video (e.g. objects, scene)."""
+
+    video_id: str
+    captions: Sequence[Caption]
+    duration: float = 0.0
+    title: str = ""
+    entities: Sequence[tuple[str, EntityType]] = ()
+
+
+class CaptionGrouping(BaseModel):
+    """How captions are folded into macro and super events (data, with a default preset)."""
+
+    macro_max_sec: float = Field(default=90.0, gt=0)
+    macro_max_captions: int = Field(default=6, ge=1)
+    macro_gap_sec: float = Field(default=30.0, ge=0, description="a silence this long starts a new macro event")
+    super_max_macros: int = Field(default=5, ge=1)
+    super_max_sec: float = Field(default=900.0, gt=0)
+
+
+# --- readers ----------------------------------------------------------------------------
+
+_TIME = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{1,3})")
+
+
+def _seconds(text: str, where: str) -> float:
+    match = _TIME.fullmatch(text.strip())
+    if not match:
+        raise ImportFormatError(f"{where}: cannot read the time {text.strip()!r} (expected HH:MM:SS,mmm)")
+    hours, minutes, seconds, frac = match.groups()
+    return int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds) + int(frac.ljust(3, "0")) / 1000
+
+
+def read_subtitles(path: Path) -> list[Caption]:
+    """Captions of an .srt or .vtt file (cue settings and tags stripped)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImportFormatError(f"cannot read subtitle file {path}: {exc}") from exc
+    captions: list[Caption] = []
+    for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n").strip()):
+        lines = [ln for ln in block.split("\n") if ln.strip()]
+        arrow = next((i for i, ln in enumerate(lines) if "-->" in ln), None)
+        if arrow is None:
+            continue  # WEBVTT header, NOTE or STYLE blocks, cue numbers alone
+        left, right = lines[arrow].split("-->", 1)
+        where = f"{path}, cue {len(captions) + 1}"
+        start, end = _seconds(left, where), _seconds(right.split()[0], where)
+        body = " ".join(re.sub(r"<[^>]+>", "", ln).strip() for ln in lines[arrow + 1:]).strip()
+        if body and end >= start:
+            captions.append(Caption(start, end, body))
+    if not captions:
+        raise ImportFormatError(f"{path} holds no subtitle cues; is it an SRT or WebVTT file?")
+    return captions
+
+
+def read_dense_captions(path: Path) -> Iterator[CaptionedVideo]:
+    """Videos of an ActivityNet-Captions / YouCook2 style JSON file, in file order."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ImportFormatError(f"cannot read caption JSON {path}: {exc}") from exc
+    if isinstance(data, dict) and "database" in data and isinstance(data["database"], dict):
+        data = data["database"]
+    if not isinstance(data, dict):
+        raise ImportFormatError(f"{path}: expected an object {{video_id: {{duration, timestamps, sentences}}}}")
+    for key, entry in data.items():
+        try:
+            stamps, sentences = entry["timestamps"], entry["sentences"]
+            if len(stamps) != len(sentences):
+                raise ValueError(f"{len(stamps)} timestamps but {len(sentences)} sentences")
+            captions = [Caption(float(s), float(e), str(t).strip()) for (s, e), t in zip(stamps, sentences)]
+            duration = float(entry.get("duration") or 0.0)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ImportFormatError(f"{path}: video {key!r} is malformed ({exc}); each entry needs "
+                                    "duration, timestamps [[start, end], ...] and sentences [...]") from exc
+        yield CaptionedVideo(video_id=slugify_video_id(str(key)), captions=captions, duration=duration,
+                             title=str(entry.get("title") or key))
+
+
+# --- captions -> graph ------------------------------------------------------------------
+
+
+def _groups(items: Sequence, starts: Sequence[float], ends: Sequence[float], max_n: int, max_sec: float,
+            gap: float | None = None) -> list[list[int]]:
+    groups: list[list[int]] = []
+    for i in range(len(items)):
+        if groups:
+            current = groups[-1]
+            first = current[0]
+            fits = (len(current) < max_n and ends[i] - starts[first] <= max_sec
+                    and (gap is None or starts[i] - max(ends[j] for j in current) <= gap))
+            if fits:
+                current.append(i)
+                continue
+        groups.append([i])
+    return groups
+
+
+def graph_from_captions(video: CaptionedVideo, grouping: CaptionGrouping | None = None) -> VideoGraph:
+    """The hierarchical memory of one captioned video."""
+    grouping = grouping or CaptionGrouping()
+    vid = video.video_id
+    caps = sorted((c for c in video.captions if c.text.strip()), key=lambda c: (c.start, c.end))
+    duration = max([video.duration, *(c.end for c in caps)] or [0.0])
+    clipped = [Caption(max(0.0, min(c.start, duration)), max(0.0, min(max(c.end, c.start), duration)), c.text)
+               for c in caps]
+    macro_groups = _groups(clipped, [c.start for c in clipped], [c.end for c in clipped],
+                           grouping.macro_max_captions, grouping.macro_max_sec, grouping.macro_gap_sec)
+    spans = [(min(clipped[i].start for i in g), max(clipped[i].end for i in g)) for g in macro_groups]
+    super_groups = _groups(macro_groups, [s for s, _ in spans], [e for _, e in spans],
+                           grouping.super_max_macros, grouping.super_max_sec)
+    graph = VideoGraph(video=Video(
+        id=vid, title=video.title or vid, duration=duration,
+        description=clip(" ".join(c.text.rstrip(".") + "." for c in clipped[:4]), 600)))
+    for s_ord, members in enumerate(super_groups):
+        sid = super_id(vid, s_ord)
+        first_label = clip(clipped[macro_groups[members[0]][0]].text, 60)
+        last_label = clip(clipped[macro_groups[members[-1]][0]].text, 60)
+        label = first_label if len(members) == 1 else f"{first_label} … {last_label}"
+        graph.supers.append(SuperEvent(
+            id=sid, video_id=vid, ordinal=s_ord, label=label, t_start=spans[members[0]][0],
+            t_end=max(spans[m][1] for m in members),
+            description=clip(" ".join(clipped[macro_groups[m][0]].text.rstrip(".") + "." for m in members), 900)))
+        for m_ord in members:
+            mid = macro_id(vid, m_ord)
+            members_caps = [clipped[i] for i in macro_groups[m_ord]]
+            graph.macros.append(MacroEvent(
+                id=mid, video_id=vid, super_id=sid, ordinal=m_ord, label=clip(members_caps[0].text, 80),
+                t_start=spans[m_ord][0], t_end=spans[m_ord][1],
+                summary=clip(" ".join(c.text.rstrip(".") + "." for c in members_caps), 900)))
+            previous = None
+            for n, cap in enumerate(members_caps, 1):
+                eid = event_id(mid, n)
+                graph.events.append(MicroEvent(id=eid, video_id=vid, macro_id=mid, t_start=cap.start, t_end=cap.end,
+                                               action=clip(cap.text, 200), description=cap.text))
+                if previous:
+                    graph.edges.append(Edge(source=previous, target=eid, category=EdgeCategory.TEMPORAL,
+                                            label="BEFORE"))
+                previous = eid
+    if graph.macros and video.entities:
+        first = graph.macros[0].id
+        for n, (name, etype) in enumerate(video.entities, 1):
+            graph.entities.append(Entity(id=entity_id(first, n), video_id=vid, macro_id=first, entity_type=etype,
+                                         description=name))
+    for a, b in zip(graph.supers, graph.supers[1:]):
+        graph.edges.append(Edge(source=a.id, target=b.id, category=EdgeCategory.PROGRESSION, label="BEFORE"))
+    graph.check()
+    return graph
+
+
+def read_caption_file(path: Path, video_id: str | None = None, title: str | None = None) -> Iterator[CaptionedVideo]:
+    """Videos from one file: dense-caption JSON (many videos) or SRT/VTT (one video)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        if video_id:
+            raise ImportFormatError("--video-id applies to subtitle files; a JSON file names its own videos")
+        yield from read_dense_captions(path)
+    elif suffix in (".srt", ".vtt"):
+        yield CaptionedVideo(video_id=video_id or slugify_video_id(path.name), captions=read_subtitles(path),
+                             title=title or path.stem)
+    else:
+        raise ImportFormatError(f"{path}: unsupported caption file (use .srt, .vtt or dense-caption .json)")
+
+
+def graphs_from_files(paths: Iterable[Path], grouping: CaptionGrouping | None = None,
+                      video_id: str | None = None, title: str | None = None) -> Iterator[VideoGraph]:
+    for path in paths:
+        for video in read_caption_file(path, video_id, title):
+            yield graph_from_captions(video, grouping)

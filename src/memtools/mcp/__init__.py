@@ -1,0 +1,27 @@
+"""The memtools tools as an MCP server (official ``mcp`` SDK 2.x, ``MCPServer``).
+
+A thin adapter over ``memtools.tools``: the nine tools are generated from ``TOOL_SPECS``
+(typed, bounded parameters; read-only annotations; rendered text plus structured output),
+with resources for the video list, summaries and frames, and a prompt carrying the
+MEMDREAMER answering strategy::
+
+    from memtools.mcp import build_server
+    build_server("my-memory").run()                      # stdio
+    build_server("my-memory").run("streamable-http", host="127.0.0.1", port=8765)
+
+From a shell: ``memtools serve --memory DIR [--http --host H --port P]`` or ``memtools-mcp``
+with the same options. Many server processes may share one memory while another process
+writes to it: a call that meets the writer gets "memory is being updated, try again in a
+few seconds", and new data shows up without a restart.
+"""
+
+from memtools.mcp.adapter import FrameOut, FramesOut
+from memtools.mcp.limits import IMAGE_BYTES_LIMIT, MAX_RESULT_CHARS, STRUCTURED_LIMIT, TEXT_LIMIT
+from memtools.mcp.prompts import INSTRUCTIONS
+from memtools.mcp.run import main, serve
+from memtools.mcp.server import build_server
+
+__all__ = [
+    "IMAGE_BYTES_LIMIT", "INSTRUCTIONS", "MAX_RESULT_CHARS", "STRUCTURED_LIMIT", "TEXT_LIMIT", "FrameOut",
+    "FramesOut", "build_server", "main", "serve",
+]

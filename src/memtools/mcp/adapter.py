@@ -1,0 +1,139 @@
+"""The nine tools as MCP tool functions, generated from ``TOOL_SPECS``.
+
+For each spec this module builds a plain function whose ``__signature__`` is made from the
+fields of the spec's argument model (types, bounds and descriptions carry over, so the SDK
+publishes the same constraints the tool core checks) and whose return annotation is
+``Annotated[CallToolResult, <result model>]`` (the SDK publishes the result model as the
+output schema). The function only converts: arguments in, the rendered text plus the result
+as structured content out, model-facing errors to an ``is_error`` result.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import inspect
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, get_type_hints
+
+from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+from mcp.types import CallToolResult, ContentBlock, ImageContent, ResourceLink, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
+
+from memtools.errors import IncompatibleMemory, MemoryBusy, MemoryNotFound, ToolError
+from memtools.tools import FrameItem, Frames, MemoryTools, ToolSpec
+from memtools.tools import messages as msg
+from memtools.tools.text import clip, hms
+
+from memtools.mcp.limits import IMAGE_BYTES_LIMIT, MAX_RESULT_CHARS, NARROW_HINT, cap_structured, cap_text
+from memtools.mcp.uris import frame_uri, keyframe_uri
+
+ToolsProvider = Callable[[], MemoryTools]
+"""Returns the ``MemoryTools`` to call (opened on first use)."""
+
+ANNOTATIONS = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                              open_world_hint=False)
+META = {"anthropic/maxResultSizeChars": MAX_RESULT_CHARS}
+
+
+class FrameOut(FrameItem):
+    uri: str = Field(description="memtools:// resource holding this frame as JPEG; read it when images are not shown")
+    image: bool = Field(description="Whether this result carries the frame as an image block")
+
+
+class FramesOut(Frames):
+    """``inspect_frames`` as structured content: the frames without their bytes, each with its resource URI."""
+
+    frames: list[FrameOut]
+    images: SkipJsonSchema[list[bytes]] = Field(default_factory=list, exclude=True, repr=False)
+
+
+@contextlib.contextmanager
+def model_errors(error: type[Exception], busy: type[Exception] | None = None) -> Iterator[None]:
+    """Re-raise what the model (or the user reading the transcript) should see as ``error`` (``busy`` when the
+    memory is being written)."""
+    busy = busy or error
+    try:
+        yield
+    except ToolError as exc:
+        raise (busy if str(exc) == msg.BUSY else error)(str(exc)) from exc
+    except MemoryBusy as exc:
+        raise busy(msg.BUSY) from exc
+    except (MemoryNotFound, IncompatibleMemory) as exc:
+        raise error(f"the memtools server cannot open its memory: {exc}") from exc
+
+
+def signature(spec: ToolSpec) -> inspect.Signature:
+    """Keyword-only parameters from the spec's argument model; returns ``CallToolResult`` of the result model."""
+    params = []
+    for name, field in spec.args.model_fields.items():
+        annotation = Annotated[(field.annotation, *field.metadata, Field(description=field.description))]
+        default = inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
+    return inspect.Signature(params, return_annotation=Annotated[CallToolResult, output_model(spec)])
+
+
+def output_model(spec: ToolSpec) -> type[BaseModel]:
+    result = get_type_hints(spec.method)["return"]
+    return FramesOut if result is Frames else result
+
+
+def tool_function(spec: ToolSpec, tools: ToolsProvider) -> Callable[..., CallToolResult]:
+    """A sync function the SDK can register (it runs sync tools on worker threads)."""
+
+    def run(**arguments: Any) -> CallToolResult:
+        with model_errors(McpToolError):
+            result = spec.call(tools(), arguments)
+        return frames_result(result) if isinstance(result, Frames) else tool_result(result)
+
+    run.__name__ = run.__qualname__ = spec.name
+    run.__doc__ = spec.description
+    run.__signature__ = signature(spec)  # type: ignore[attr-defined]
+    return run
+
+
+def _structured(model: BaseModel) -> tuple[dict[str, Any], str]:
+    data, cuts = cap_structured(model.model_dump(mode="json"))
+    note = f"\n(Structured content shortened: {'; '.join(cuts)}; {NARROW_HINT}.)" if cuts else ""
+    return data, note
+
+
+def tool_result(result: BaseModel) -> CallToolResult:
+    """Rendered text for the model plus the result as structured content, both within the limits."""
+    data, note = _structured(result)
+    return CallToolResult(content=[TextContent(type="text", text=cap_text(result.render() + note))],
+                          structured_content=data)
+
+
+def frames_result(frames: Frames) -> CallToolResult:
+    """Text that stands alone (times, macro events, resource URIs), then per frame a caption, the image and a link.
+
+    Several clients drop image blocks, so nothing is said only by an image.
+    """
+    n = len(frames.frames)
+    items: list[FrameOut] = []
+    blocks: list[ContentBlock] = []
+    used = 0
+    for i, (item, jpeg) in enumerate(zip(frames.frames, frames.images, strict=True), 1):
+        uri = keyframe_uri(item.keyframe_id) if item.keyframe_id else frame_uri(frames.video_id, item.t)
+        fits = used + len(jpeg) <= IMAGE_BYTES_LIMIT
+        used += len(jpeg) if fits else 0
+        items.append(FrameOut(**item.model_dump(), uri=uri, image=fits))
+        where = f" in {item.macro_id} ({clip(item.macro_label, 70)})" if item.macro_id else ""
+        caption = f"Frame {i}/{n} at {hms(item.t)} ({item.t:.1f} s){where}"
+        if not fits:
+            caption += " — image left out to keep this result small; read its resource"
+        blocks.append(TextContent(type="text", text=caption))
+        if fits:
+            blocks.append(ImageContent(type="image", data=base64.b64encode(jpeg).decode(), mime_type="image/jpeg"))
+        blocks.append(ResourceLink(type="resource_link", uri=uri, name=f"{frames.video_id} frame at {hms(item.t)}",
+                                   description=caption, mime_type="image/jpeg", size=len(jpeg)))
+    out = FramesOut(**frames.model_dump(exclude={"frames"}), frames=items)
+    data, note = _structured(out)
+    text = out.render()
+    if items:
+        text += "\nThe frames follow as images; each is also a JPEG resource:\n"
+        text += "\n".join(f"{i}. {f.uri}" for i, f in enumerate(items, 1))
+    return CallToolResult(content=[TextContent(type="text", text=cap_text(text + note)), *blocks],
+                          structured_content=data)

@@ -1,0 +1,90 @@
+"""What the server tells a model: the ``instructions`` sent at connection, and the ORA answering prompt.
+
+The prompt adapts MEMDREAMER's agentic retrieval prompt (Fig. 10) to tool calling: the
+client's model calls the tools itself, so the JSON output format and the round bookkeeping
+become advice (keep a running list of facts and ids, do not repeat searches).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field
+
+INSTRUCTIONS = """\
+memtools is a long-term memory of videos, stored as a hierarchical graph per video:
+root (title, description, themes) -> super events (narrative phases) -> macro events (self-contained
+episodes) -> subgraph (entities, micro-events with times, on-screen text, typed edges such as PERFORMS,
+CAUSES, LOCATED_IN). Times are seconds from the start of the video, shown as [H:MM:SS-H:MM:SS]. Ids are
+readable (kitchen/macro_0002/evt_001): copy them from one result into the next call.
+
+Drill down from the top:
+- list_videos when the memory may hold several videos; get_summary(video_id) for the overview and the
+  super events; get_super_events / get_macro_events(super_id) to open a phase; get_subgraph(macro_id) for
+  who did what, when, and the on-screen text.
+- Or jump in: search_nodes(query) with a descriptive statement ('a cook covers a burning pan with a lid',
+  not a question), then get_subgraph on the macro event of the best hit.
+- The question names a time: search_by_time(start_sec, end_sec).
+- Why / what caused it / what happened next: get_relations(node_id) on an event or macro event.
+- A visual detail the text lacks (colour, count, a sign): inspect_frames(video_id, start_sec, end_sec).
+Macro labels and summaries are short: open the subgraph before answering who-did-what. Errors say what to
+call instead; "memory is being updated" means retry in a few seconds. The prompt answer_video_question
+holds the full answering strategy.
+"""
+
+_STRATEGY = """\
+Answer this question about {scope} with the memtools tools.
+
+Question: {question}
+
+How the memory is organised: a root per video (title, description, themes, key entities) -> super events
+(narrative phases with time ranges) -> macro events (episodes inside a phase) -> a subgraph per macro event
+(entities, micro-events with times, on-screen text and typed edges). Only the overview is cheap; details
+are NOT in it: you must drill down with tools.
+
+Work in rounds of Observation -> Reason -> Action:
+- Observation: read the last tool result.
+- Reason: what does the question ask, what do you already know, what is missing? Keep a short running list
+  of useful facts, ids (super, macro, node ids), time ranges and the searches you already made; old tool
+  results need not be re-read.
+- Action: call the one tool that best fills the gap, or answer.
+
+Start with {start}. Then pick the tool from the question's pattern:
+- a time ("at 1:20:00", "in the first ten minutes") -> search_by_time(start_sec, end_sec)
+- a person or object plus an action -> search_nodes(query), then get_subgraph(macro_id) of the best hit
+- a cause, an effect, what happened before or after -> get_relations(node_id) on the event or macro event
+  (CAUSES, PREVENTS, ENABLES, BEFORE), and follow the chain
+- the overall story or the order of phases -> get_super_events, get_macro_events(super_id)
+- a visual detail the text lacks (colour, count, text on a sign) -> inspect_frames(video_id, start_sec,
+  end_sec) on a short window
+Default workflow: search -> identify the macro_id -> get_subgraph for full detail. Macro labels and
+summaries are summaries: do not answer who-did-what, counts or exact wording from them alone.
+
+Search queries: write a DESCRIPTIVE STATEMENT, not a question; embeddings match event descriptions.
+Good: "a foul is committed, leading to free throws". Bad: "who fouled?". When the question offers answer
+options, search with what the options share and stay neutral where they differ.
+
+Do not repeat a search: open macro events you have not explored yet instead. Stop as soon as the evidence
+suffices (about a dozen tool calls is a generous budget).
+
+Answer first (the option letter when there are options), then the evidence: the times [H:MM:SS] and ids
+you relied on. If the memory does not contain the answer, say so and say what you checked.
+"""
+
+
+def answer_video_question(
+    question: Annotated[str, Field(description="The question to answer, with its answer options if it has any.")],
+    video_id: Annotated[str | None, Field(description="The video it is about (an id from list_videos); omit it "
+                                          "to let the model find the video.")] = None,
+) -> str:
+    """Answer a question about a video by exploring its memory step by step (the MEMDREAMER ORA strategy)."""
+    if video_id:
+        scope, start = f"video {video_id!r}", f"get_summary(video_id={video_id!r})"
+    else:
+        scope, start = "the videos in this memory", "list_videos, then get_summary(video_id=...) of the right video"
+    return _STRATEGY.format(scope=scope, question=question.strip(), start=start)
+
+
+def register_prompts(server: MCPServer) -> None:
+    server.prompt(name="answer_video_question", title="Answer a question about a video")(answer_video_question)

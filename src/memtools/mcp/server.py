@@ -1,0 +1,112 @@
+"""``build_server``: one MCP server over one memory folder, generated from the tool catalogue."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Literal
+
+import anyio.to_thread
+from mcp.server.mcpserver import MCPServer
+from mcp.types import Resource
+
+from memtools.store import Memory
+from memtools.tools import TOOL_SPECS, MemoryTools
+
+from memtools.mcp import uris
+from memtools.mcp.adapter import ANNOTATIONS, META, tool_function
+from memtools.mcp.prompts import INSTRUCTIONS, register_prompts
+from memtools.mcp.resources import register_resources
+
+log = logging.getLogger(__name__)
+
+LISTED_SUMMARIES = 100
+"""Videos whose summary is listed as a concrete resource (all are reachable through the template)."""
+
+
+def _version() -> str:
+    try:
+        return version("memtools")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "0"
+
+
+class LazyTools:
+    """The server's ``MemoryTools``, opened on first use and then shared by every worker thread.
+
+    Opening reads only the manifest; ``Memory`` itself opens the graph read-only per call and
+    lets it go after a second idle, so the server never holds a lock a writer would wait for.
+    """
+
+    def __init__(self, memory: Memory | MemoryTools | str | os.PathLike) -> None:
+        self._source = memory
+        self._tools = memory if isinstance(memory, MemoryTools) else None
+        if isinstance(memory, Memory):
+            self._tools = MemoryTools(memory)
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> Path:
+        return self._tools.memory.path if self._tools is not None else Path(self._source)
+
+    def __call__(self) -> MemoryTools:
+        with self._lock:
+            if self._tools is None:
+                self._tools = MemoryTools(Memory.open(self._source))
+                log.info("opened memory %s", self._tools.memory.path)
+            return self._tools
+
+
+class MemtoolsServer(MCPServer):
+    """``MCPServer`` that also lists each video's summary as a concrete resource (clients show those in menus)."""
+
+    def __init__(self, tools: LazyTools, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.memtools = tools
+
+    async def list_resources(self) -> list[Resource]:
+        listed = await super().list_resources()
+        try:
+            videos = (await anyio.to_thread.run_sync(lambda: self.memtools().list_videos())).videos
+        except Exception:  # a listing must not fail because the memory cannot be read right now
+            log.warning("could not list the videos of %s", self.memtools.path, exc_info=True)
+            return listed
+        for v in [v for v in videos if v.status == "ready"][:LISTED_SUMMARIES]:
+            listed.append(Resource(uri=uris.summary_uri(v.video_id), name=f"{v.video_id} summary",
+                                   title=f"{v.title or v.video_id} (summary)", mime_type="text/plain",
+                                   description=f"Overview and super events of video {v.video_id}."))
+        return listed
+
+
+def build_server(
+    memory: Memory | MemoryTools | str | os.PathLike,
+    *,
+    name: str = "memtools",
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
+) -> MCPServer:
+    """The MCP server over ``memory``: nine read-only tools, resources, the ORA prompt.
+
+    ``memory`` is an open ``Memory`` (or ``MemoryTools``) or the path of a memory folder,
+    opened on the first call. Run it with ``server.run()`` (stdio) or
+    ``server.run("streamable-http", host=..., port=...)``; ``memtools.mcp.serve`` does both.
+    """
+    tools = LazyTools(memory)
+    server = MemtoolsServer(tools, name=name, title="memtools video memory", instructions=INSTRUCTIONS,
+                            version=_version(), log_level=log_level)
+    for spec in TOOL_SPECS.values():
+        server.add_tool(tool_function(spec, tools), name=spec.name, title=spec.name.replace("_", " ").capitalize(),
+                        description=spec.description, annotations=ANNOTATIONS, meta=dict(META),
+                        structured_output=True)
+    register_resources(server, tools)
+    register_prompts(server)
+
+    @server.custom_route("/health", methods=["GET"])
+    async def health(request):  # noqa: ARG001 - Starlette passes the request
+        from starlette.responses import JSONResponse
+
+        return JSONResponse({"status": "ok", "server": name})
+
+    return server

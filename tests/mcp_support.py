@@ -1,0 +1,122 @@
+"""Shared by the ``test_mcp_*`` files: a small memory with keyframes, and servers run as subprocesses.
+
+``make_memory`` writes ``kitchen_graph()`` plus twelve keyframes (one every 30 s, real JPEGs
+under ``frames/<video>/``) with the deterministic ``TestEmbedder``, so servers started in
+other processes reload the same embedder from the manifest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import httpx
+import numpy as np
+
+from memtools.embed.testing import TestEmbedder
+from memtools.schema import Keyframe, VideoGraph, keyframe_id
+from memtools.store import Memory
+from memtools.testing import kitchen_graph
+
+KEYFRAME_EVERY = 30
+# One valid call per tool, against make_memory()'s "kitchen" video.
+VALID_CALLS: dict[str, dict] = {
+    "list_videos": {},
+    "get_summary": {"video_id": "kitchen"},
+    "get_super_events": {"video_id": "kitchen"},
+    "get_macro_events": {"super_id": "kitchen/super_01"},
+    "get_subgraph": {"macro_id": "kitchen/macro_0002"},
+    "search_nodes": {"query": "the pan catches fire", "top_k": 3},
+    "search_by_time": {"start_sec": 130, "end_sec": 250, "video_id": "kitchen"},
+    "get_relations": {"node_id": "kitchen/macro_0001"},
+    "inspect_frames": {"video_id": "kitchen", "start_sec": 100, "end_sec": 200, "max_frames": 3},
+}
+BUSY = "memory is being updated, try again in a few seconds"
+
+
+def jpeg(index: int) -> bytes:
+    image = np.full((90, 160, 3), (40 * index % 255, 90, 200 - 10 * index), np.uint8)
+    cv2.putText(image, f"kf {index}", (10, 50), cv2.FONT_HERSHEY_SIMPLEX, 1.0, (255, 255, 255), 2)
+    ok, buf = cv2.imencode(".jpg", image)
+    assert ok
+    return buf.tobytes()
+
+
+def with_keyframes(graph: VideoGraph, memory: Path) -> VideoGraph:
+    vid = graph.video_id
+    folder = memory / "frames" / vid
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, t in enumerate(range(0, int(graph.video.duration), KEYFRAME_EVERY), 1):
+        rel = f"frames/{vid}/kf_{n:04d}.jpg"
+        (memory / rel).write_bytes(jpeg(n))
+        macro = next(m for m in graph.macros if m.t_start <= t < m.t_end)
+        graph.keyframes.append(Keyframe(id=keyframe_id(vid, n), video_id=vid, t=float(t), path=rel, macro_id=macro.id))
+    graph.check()
+    return graph
+
+
+def make_memory(folder: Path, video_ids: tuple[str, ...] = ("kitchen",)) -> Path:
+    path = folder / "mem"
+    with Memory.create(path, TestEmbedder(64)) as memory:
+        for vid in video_ids:
+            memory.write_video(with_keyframes(kitchen_graph(vid), path))
+    return path
+
+
+# --- subprocesses ---------------------------------------------------------------------
+
+
+def mcp_command(memory: Path, *extra: str) -> tuple[str, list[str]]:
+    """``python -m memtools.mcp --memory DIR ...`` as (command, args)."""
+    return sys.executable, ["-m", "memtools.mcp", "--memory", str(memory), *extra]
+
+
+def console_script(name: str) -> str | None:
+    return shutil.which(name, path=str(Path(sys.executable).parent))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def http_server(memory: Path, timeout: float = 60.0) -> Iterator[str]:
+    """``memtools serve --memory DIR --http --port P`` in a subprocess; yields the MCP URL; always stops it."""
+    port = free_port()
+    script = console_script("memtools")
+    cmd = [script] if script else [sys.executable, "-c", "import sys; from memtools.cli import main; sys.exit(main())"]
+    cmd += ["serve", "--memory", str(memory), "--http", "--host", "127.0.0.1", "--port", str(port)]
+    log = tempfile.TemporaryFile()  # not a pipe: a chatty server must never block on a full pipe
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env=dict(os.environ))
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                raise RuntimeError(f"memtools serve exited with {proc.returncode}: {log.read().decode()[-2000:]}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"memtools serve did not answer on port {port} within {timeout} s")
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
