@@ -14,6 +14,7 @@ from memtools.tools import MemoryTools
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("MEMTOOLS_ALLOW_MODEL_REQUESTS", "0")  # fail any real VLM request (perception.testing)
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 SHARED_DATA = Path(os.environ.get("MEMTOOLS_SHARED_DATA", SHARED / "data"))

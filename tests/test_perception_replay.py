@@ -110,7 +110,7 @@ async def test_record_then_replay_round_trip(tmp_path):
     assert len(lines) == 6
     record = json.loads(lines[0])
     assert set(record) == {"key", "model", "text", "usage", "finish_reason", "preview"}
-    assert record["preview"].startswith("1 frames 0:00:0")
+    assert record["preview"].startswith("1 frame 0:00:0")
 
     replay = ReplayVLM(path)
     assert len(replay) == 6 and asked[3] in replay

@@ -247,7 +247,8 @@ def request_preview(request: PerceptionRequest, width: int = 80) -> str:
     if not request.frames:
         return f"no frames | {prompt}"
     first, last = request.frames[0][0], request.frames[-1][0]
-    return f"{len(request.frames)} frames {format_time(first)}-{format_time(last)} | {prompt}"
+    frames = f"{len(request.frames)} frame" + ("s" if len(request.frames) > 1 else "")
+    return f"{frames} {format_time(first)}-{format_time(last)} | {prompt}"
 
 
 # --- the guard against real model calls in tests ---------------------------------------------

@@ -63,9 +63,9 @@ class LangChainVLM(BaseVLM):
 
     async def _complete(self, request: PerceptionRequest) -> PerceptionResponse:
         messages = self.build_messages(request)
-        structured = self._structured(request)
         async with self._semaphore.get():
             try:
+                structured = self._structured(request)
                 if structured is not None:
                     result = await structured.ainvoke(messages)
                     return self._from_structured(result)

@@ -27,7 +27,6 @@ def fit_within(image: np.ndarray, max_side: int) -> np.ndarray:
 
 def encode_jpeg(
     image: np.ndarray,
-    *,
     max_side: int = DEFAULT_MAX_SIDE,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     quality: int = 90,
