@@ -8,6 +8,9 @@ more videos so scope handling is exercised.
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from pathlib import Path
 
 import cv2
@@ -33,7 +36,23 @@ def _jpeg(path: Path, seed: int) -> str:
     return path.name
 
 
-def kitchen_memory(folder: Path, *, frames: bool = False, extra_videos: tuple[str, ...] = ()) -> Memory:
+_templates: dict[tuple[bool, tuple[str, ...]], Path] = {}
+
+
+def kitchen_memory(folder: Path, *, frames: bool = True, extra_videos: tuple[str, ...] = ("garage",)) -> Memory:
+    """An open memory at ``folder``: built once per process and kind, then copied (creating a
+    kuzu database takes seconds; copying a closed one takes milliseconds)."""
+    key = (frames, tuple(extra_videos))
+    if key not in _templates:
+        root = Path(tempfile.mkdtemp(prefix="memtools-agent-tests-"))
+        atexit.register(shutil.rmtree, root, True)
+        _build(root / "mem", frames=frames, extra_videos=extra_videos).close()
+        _templates[key] = root / "mem"
+    shutil.copytree(_templates[key], folder)
+    return Memory.open(folder)
+
+
+def _build(folder: Path, *, frames: bool, extra_videos: tuple[str, ...]) -> Memory:
     memory = Memory.create(folder, TestEmbedder(64))
     graph = kitchen_graph("kitchen")
     if frames:

@@ -72,6 +72,16 @@ def make_memory(folder: Path, video_ids: tuple[str, ...] = ("kitchen",)) -> Path
     return path
 
 
+_shared: dict[str, Path] = {}
+
+
+def shared_memory(tmp_path_factory) -> Path:
+    """One ``make_memory()`` for the whole session, for tests that only read (writers make their own)."""
+    if "path" not in _shared:
+        _shared["path"] = make_memory(tmp_path_factory.mktemp("mcp-shared"))
+    return _shared["path"]
+
+
 # --- subprocesses ---------------------------------------------------------------------
 
 

@@ -32,7 +32,7 @@ M2 = "kitchen/macro_0002"
 
 @pytest.fixture(scope="module")
 def memory(tmp_path_factory):
-    mem = kitchen_memory(tmp_path_factory.mktemp("ora") / "mem", frames=True, extra_videos=("garage",))
+    mem = kitchen_memory(tmp_path_factory.mktemp("ora") / "mem")
     yield mem
     mem.close()
 

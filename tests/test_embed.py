@@ -298,10 +298,10 @@ def test_openai_dim_comes_from_the_first_response(server):
 
 
 def test_openai_retries_429_honouring_retry_after(server):
-    server.route.side_effect = [httpx.Response(429, headers={"Retry-After": "0"}), server.embeddings]
+    server.route.side_effect = [httpx.Response(429, headers={"Retry-After": "1"}), server.embeddings]
     started = time.perf_counter()
     vector = server.embedder().embed_query("a car")
-    assert time.perf_counter() - started < 0.3  # waited Retry-After (0 s), not the backoff
+    assert time.perf_counter() - started >= 0.95  # waited Retry-After (1 s), not the first backoff (<= 0.5 s)
     assert server.route.call_count == 2
     assert_unit_rows(vector, 8)
 

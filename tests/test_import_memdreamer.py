@@ -25,6 +25,7 @@ import pytest
 
 from memtools.cli import main
 from memtools.embed import TestEmbedder
+from memtools.errors import ImportFormatError
 from memtools.importers.memdreamer import find_videos, import_memdreamer, read_memdreamer
 from memtools.importers.memdreamer_export import export_memdreamer
 from memtools.importers.memdreamer_values import fit_label, time_range
@@ -380,7 +381,7 @@ def test_unknown_video_key_is_reported(release, tmp_path, capsys):
 def test_a_folder_without_videos_is_an_error(tmp_path, capsys):
     rc = main(["import-memdreamer", str(tmp_path), "--memory", str(tmp_path / "m"), "--embedder", "test:64"])
     assert rc == 1 and "no MEMDREAMER videos under" in capsys.readouterr().err
-    with pytest.raises(Exception, match="not a folder"):
+    with pytest.raises(ImportFormatError, match="not a folder"):
         find_videos(tmp_path / "missing")
 
 
@@ -388,6 +389,14 @@ def test_a_video_without_macro_events_is_skipped(tmp_path):
     _json(tmp_path / "empty" / "phase4" / "hierarchical_graph.json", {"root_event": {"title": "x"}})
     report = read_memdreamer(tmp_path).report
     assert report.videos[0].status == "skipped" and "has no macro events" in report.videos[0].error
+
+
+def test_keys_that_slugify_alike_keep_the_first(tmp_path):
+    for key in ("trip 1", "trip_1"):
+        export_memdreamer(kitchen_graph("trip_1"), tmp_path, video_key=key)
+    report = read_memdreamer(tmp_path).report
+    assert [(v.key, v.status) for v in report.videos] == [("trip 1", "parsed"), ("trip_1", "skipped")]
+    assert "already taken by 'trip 1'" in report.videos[1].error
 
 
 # --- value readers ---------------------------------------------------------------------

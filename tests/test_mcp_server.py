@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import ImageContent, ResourceLink, TextContent
-from mcp_support import VALID_CALLS, jpeg, make_memory
+from mcp_support import VALID_CALLS, jpeg, shared_memory
 
 from memtools.mcp import MAX_RESULT_CHARS, build_server
 from memtools.mcp.adapter import FramesOut, output_model
@@ -25,7 +25,7 @@ MODES = ["auto", "legacy"]
 
 @pytest.fixture(scope="module")
 def memory_path(tmp_path_factory):
-    return make_memory(tmp_path_factory.mktemp("mcp"))
+    return shared_memory(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ import base64
 from typing import Any
 
 from langchain_core.tools import StructuredTool, ToolException
+from pydantic import ValidationError
 
 from memtools.errors import ToolError
 from memtools.store import Memory
@@ -30,6 +31,11 @@ ERROR_PREFIX = "Tool error: "
 
 def _error_text(exc: ToolException) -> str:
     return ERROR_PREFIX + (str(exc.args[0]) if exc.args else "the tool failed")
+
+
+def _validation_text(exc: ValidationError) -> str:
+    problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()[:4])
+    return f"{ERROR_PREFIX}bad arguments: {problems}"
 
 
 def _content(result: Any) -> str | list[dict[str, Any]]:
@@ -51,7 +57,7 @@ def _make(spec: ToolSpec, tools: MemoryTools) -> StructuredTool:
 
     return StructuredTool.from_function(
         func=run, name=spec.name, description=spec.description, args_schema=spec.args,
-        response_format="content_and_artifact", handle_tool_error=_error_text, handle_validation_error=True,
+        response_format="content_and_artifact", handle_tool_error=_error_text, handle_validation_error=_validation_text,
         metadata={"memtools_group": spec.group},
     )
 

@@ -48,6 +48,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from memtools.errors import ImportFormatError, StoreError
+from memtools.importers.memdreamer_export import export_memdreamer
 from memtools.importers.memdreamer_files import EMBEDDINGS_FILE, GRAPH_FILES, PHASE2_DIR, PHASE_DIRS, is_video_folder
 from memtools.importers.memdreamer_parse import FrameFile, MemdreamerVideo, parse_video
 from memtools.importers.memdreamer_report import ImportReport, VideoReport
@@ -213,5 +214,5 @@ def _stage_frames(memory: Memory, video: MemdreamerVideo) -> Path:
     return staging
 
 
-__all__ = ["FrameFile", "ImportReport", "MemdreamerImport", "MemdreamerVideo", "VideoReport", "find_videos",
-           "import_memdreamer", "read_memdreamer"]
+__all__ = ["FrameFile", "ImportReport", "MemdreamerImport", "MemdreamerVideo", "VideoReport", "export_memdreamer",
+           "find_videos", "import_memdreamer", "read_memdreamer"]

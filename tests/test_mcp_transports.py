@@ -1,0 +1,135 @@
+"""The server as clients really meet it: a stdio subprocess, streamable HTTP, and a hand-written JSON-RPC client."""
+
+from __future__ import annotations
+
+import base64
+import json
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import ImageContent, ResourceLink, TextContent
+from mcp_support import VALID_CALLS, console_script, http_server, jpeg, shared_memory, mcp_command
+
+from memtools.tools import TOOL_SPECS
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def memory_path(tmp_path_factory):
+    return shared_memory(tmp_path_factory)
+
+
+async def exercise(client: Client) -> None:
+    """List everything, call every tool, get frames as images + text, survive a bad call."""
+    assert {t.name for t in (await client.list_tools()).tools} == set(TOOL_SPECS)
+    assert "memtools://videos/kitchen/summary" in {str(r.uri) for r in (await client.list_resources()).resources}
+    assert (await client.list_resource_templates()).resource_templates
+    assert [p.name for p in (await client.list_prompts()).prompts] == ["answer_video_question"]
+    for name, arguments in VALID_CALLS.items():
+        result = await client.call_tool(name, arguments)
+        assert not result.is_error, (name, result.content)
+        assert result.structured_content is not None and result.content[0].text
+    frames = await client.call_tool("inspect_frames", VALID_CALLS["inspect_frames"])
+    assert [base64.b64decode(b.data) for b in frames.content if isinstance(b, ImageContent)] == [jpeg(5), jpeg(6), jpeg(7)]
+    assert len([b for b in frames.content if isinstance(b, ResourceLink)]) == 3
+    assert "kitchen/macro_0001" in frames.content[0].text
+    bad = await client.call_tool("get_subgraph", {"macro_id": "x') RETURN 1 //"})
+    assert bad.is_error and "does not exist" in bad.content[0].text
+    summary = (await client.read_resource("memtools://videos/kitchen/summary")).contents[0]
+    assert "Frying and the pan fire" in summary.text
+
+
+async def test_stdio_subprocess(memory_path):
+    command, args = mcp_command(memory_path)
+    async with Client(StdioServerParameters(command=command, args=args)) as client:
+        await exercise(client)
+        started = time.perf_counter()
+        for _ in range(20):
+            result = await client.call_tool("get_subgraph", {"macro_id": "kitchen/macro_0002"})
+            assert not result.is_error
+        per_call = (time.perf_counter() - started) / 20
+        print(f"stdio get_subgraph round trip: {per_call * 1000:.1f} ms")
+
+
+async def test_streamable_http(memory_path):
+    with http_server(memory_path) as url:
+        async with Client(url) as client:
+            await exercise(client)
+        async with Client(url, mode="legacy") as client:
+            result = await client.call_tool("search_nodes", {"query": "a cook covers the pan with a lid"})
+            assert not result.is_error and result.structured_content["hits"]
+
+
+class RawClient:
+    """Newline-delimited JSON-RPC over a subprocess's pipes, as a client without any MCP SDK speaks it."""
+
+    def __init__(self, cmd: list[str]) -> None:
+        self.log = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, cwd=REPO)
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+        self.next_id = 0
+
+    def _pump(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def send(self, method: str, params: dict | None = None, *, notify: bool = False) -> dict | None:
+        message = {"jsonrpc": "2.0", "method": method, **({"params": params} if params is not None else {})}
+        if not notify:
+            self.next_id += 1
+            message["id"] = self.next_id
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+        while not notify:
+            reply = json.loads(self.lines.get(timeout=60))  # anything on stdout must be JSON-RPC
+            if reply.get("id") == self.next_id:
+                return reply
+        return None
+
+    def close(self) -> int:
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=20)
+        finally:
+            self.log.close()
+
+
+def test_thin_entry_speaks_plain_json_rpc(memory_path):
+    raw = RawClient([sys.executable, "mcp_server/server.py", "--memory", str(memory_path)])
+    try:
+        init = raw.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                       "clientInfo": {"name": "raw-test", "version": "0"}})["result"]
+        assert init["protocolVersion"] == "2025-06-18" and "get_subgraph" in init["instructions"]
+        raw.send("notifications/initialized", notify=True)
+        tools = {t["name"]: t for t in raw.send("tools/list")["result"]["tools"]}
+        assert tools["search_nodes"]["annotations"]["readOnlyHint"] is True
+        assert tools["search_nodes"]["inputSchema"]["properties"]["top_k"]["maximum"] == 50
+        assert tools["search_nodes"]["_meta"]["anthropic/maxResultSizeChars"] > 0
+        found = raw.send("tools/call", {"name": "search_nodes", "arguments": {"query": "pan fire"}})["result"]
+        assert found["isError"] is False and found["structuredContent"]["hits"]
+        frames = raw.send("tools/call", {"name": "inspect_frames", "arguments": VALID_CALLS["inspect_frames"]})
+        kinds = [b["type"] for b in frames["result"]["content"]]
+        assert kinds[:4] == ["text", "text", "image", "resource_link"]
+        assert frames["result"]["content"][2]["mimeType"] == "image/jpeg"
+        bad = raw.send("tools/call", {"name": "search_by_time", "arguments": {"start_sec": "soon", "end_sec": 3}})
+        assert bad["result"]["isError"] is True and "start_sec" in bad["result"]["content"][0]["text"]
+        assert raw.send("ping")["result"] == {}
+    finally:
+        assert raw.close() == 0  # stdin closed: the server exits cleanly
+
+
+def test_console_script_fails_fast_on_a_missing_memory(tmp_path):
+    cmd = [console_script("memtools-mcp") or sys.executable, *([] if console_script("memtools-mcp") else
+                                                               ["-m", "memtools.mcp"])]
+    done = subprocess.run([*cmd, "--memory", str(tmp_path / "none")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "no memtools memory" in done.stderr and done.stdout == ""
