@@ -291,12 +291,13 @@ class Memory:
             except ValueError as exc:
                 raise StoreError(f"refusing to write an inconsistent graph: {exc}") from exc
         rows = index_rows(graphs)
-        texts = [row["text"] for row in rows]
-        vectors = []
-        for i in range(0, len(texts), EMBED_BATCH):
-            vectors.extend(self.embedder.embed_documents(texts[i:i + EMBED_BATCH]))
-        for row, vector in zip(rows, vectors):
-            row["vector"] = vector
+        unique = list(dict.fromkeys(row["text"] for row in rows))  # captions and labels repeat a lot
+        vectors: dict[str, object] = {}
+        for i in range(0, len(unique), EMBED_BATCH):
+            chunk = unique[i:i + EMBED_BATCH]
+            vectors.update(zip(chunk, self.embedder.embed_documents(chunk)))
+        for row in rows:
+            row["vector"] = vectors[row["text"]]
         with self._writing() as kuzu:
             kuzu.ensure_schema()
             existing = [vid for vid in ids if vid in read_manifest(self.path).videos]
