@@ -286,3 +286,23 @@ def test_open_question_without_options(memory):
         json_step("the caption says HIGH HEAT", answer="HIGH HEAT")])
     out = build_ora_graph(memory, model).invoke({"question": "What caption appears?", "scope": ["kitchen"]})
     assert out["answer"] == "HIGH HEAT" and "# Options" not in human(model.prompts[0])
+
+
+def test_a_thread_with_a_checkpointer_takes_one_question_after_another(memory):
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from memtools.agent import ora_state_graph
+
+    model = ScriptedChatModel(responses=[
+        tool_call("search_nodes", useful_info="o", query="a metal lid"), tool_call("answer", useful_info="lid", answer="B"),
+        tool_call("answer", useful_info="caption", answer="HIGH HEAT"),
+    ])
+    context = ORAContext(tools=MemoryTools(memory), model=model)
+    graph = ora_state_graph(context).compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t1"}}
+    first = graph.invoke({"question": QUESTION, "options": OPTIONS, "scope": ["kitchen"]}, config)
+    second = graph.invoke({"question": "What caption appears?", "options": {}, "scope": ["kitchen"]}, config)
+    assert first["answer"] == "B" and first["round"] == 1
+    assert second["answer"] == "HIGH HEAT" and second["round"] == 0 and second["options"] == {}
+    assert [s["kind"] for s in second["trace"]] == ["reason", "answer"]
+    assert [c["source"] for c in second["useful_info"]] == ["overview"]

@@ -43,6 +43,10 @@ def msg_out_of_scope(video_id: str, scope: list[str]) -> str:
     return f"video {video_id!r} is outside this question's scope; use {', '.join(scope)}"
 
 
+def _traced(state: ORAState, record: dict[str, Any]) -> list[dict[str, Any]]:
+    return [*(state.get("trace") or []), record]
+
+
 def estimate_tokens(chars: int) -> int:
     """A model-free token estimate (about four characters per token for English)."""
     return (chars + 3) // 4
@@ -93,13 +97,13 @@ def _bootstrap(state: ORAState, ctx: ORAContext) -> dict[str, Any]:
         text = f"Tool error while reading the overview: {exc}"
     return {"options": options, "scope": scope, "round": 0, "observation": text, "observation_source": "overview",
             "observation_images": [], "useful_info": [], "exploration": empty_exploration(), "pending": None,
-            "failure": None, "answer": None, "reasoning": "", "result": None}
+            "failure": None, "answer": None, "reasoning": "", "result": None, "status": None, "trace": []}
 
 
 def observe(state: ORAState, runtime: Runtime[ORAContext]) -> dict[str, Any]:
     """o_t: the overview in round 0, afterwards the last tool result (clipped later, in the prompt)."""
     ctx = runtime.context
-    if "round" not in state:
+    if "round" not in state or state.get("status"):  # a new run (or a new question on a finished thread)
         return _bootstrap(state, ctx)
     result = state.get("result")
     if result is None:
@@ -191,7 +195,7 @@ def reason(state: ORAState, runtime: Runtime[ORAContext]) -> dict[str, Any]:
         return parse_json_reply(message_text(reply), ctx.tool_names, options, defaults)
 
     decision, replies, errors, usage = _converse(runnable, messages, parse, protocol, ctx.max_retries)
-    schema_chars = len(str(prompts.ora_tool_schemas(ctx.tool_names))) if protocol == "tools" else 0
+    schema_chars = prompts.schema_chars(ctx.tool_names) if protocol == "tools" else 0
     chars = len(system) + len(human) + schema_chars
     r = state.get("round", 0)
     record: dict[str, Any] = {
@@ -201,11 +205,11 @@ def reason(state: ORAState, runtime: Runtime[ORAContext]) -> dict[str, Any]:
     }
     if decision is None:
         record["failure"] = errors[-1] if errors else "no reply"
-        return {"pending": None, "failure": record["failure"], "trace": [record]}
+        return {"pending": None, "failure": record["failure"], "trace": _traced(state, record)}
     clue = {"round": r, "source": record["read"], "text": decision.clue or "(no clue given)"}
     record.update(clue=decision.clue, reasoning=decision.reasoning)
     update: dict[str, Any] = {"useful_info": [*(state.get("useful_info") or []), clue], "failure": None,
-                              "trace": [record]}
+                              "trace": _traced(state, record)}
     if decision.answer is not None:
         record["answer"] = decision.answer
         return {**update, "pending": None, "answer": decision.answer, "reasoning": decision.reasoning}
@@ -247,7 +251,7 @@ def act(state: ORAState, runtime: Runtime[ORAContext]) -> dict[str, Any]:
                   "notes": pending.get("notes") or []}
     record = {"kind": "act", "round": r, "tool": result["tool"], "args": result["args"], "ok": result["ok"],
               "observation": result["text"]}
-    return {"round": r, "result": result, "pending": None, "failure": None, "trace": [record]}
+    return {"round": r, "result": result, "pending": None, "failure": None, "trace": _traced(state, record)}
 
 
 def route_after_observe(state: ORAState, runtime: Runtime[ORAContext]) -> Literal["reason", "answer"]:
@@ -262,7 +266,7 @@ def answer(state: ORAState, runtime: Runtime[ORAContext]) -> dict[str, Any]:
     r = state.get("round", 0)
     if state.get("answer") is not None:
         return {"status": "answered",
-                "trace": [{"kind": "answer", "round": r, "forced": False, "answer": state["answer"]}]}
+                "trace": _traced(state, {"kind": "answer", "round": r, "forced": False, "answer": state["answer"]})}
     options = state.get("options") or {}
     system = prompts.FORCED_SYSTEM if options else prompts.FORCED_SYSTEM.replace("<option letter>", "<short answer>")
     human = prompts.forced_prompt(state, ctx.observation_chars, ctx.notes_chars)
@@ -280,4 +284,4 @@ def answer(state: ORAState, runtime: Runtime[ORAContext]) -> dict[str, Any]:
         why = "taken from an unparseable reply" if final else ""
     record.update(answer=final, reasoning=why)
     return {"answer": final, "reasoning": why, "status": "forced" if final is not None else "no_answer",
-            "trace": [record]}
+            "trace": _traced(state, record)}

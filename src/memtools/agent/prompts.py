@@ -9,6 +9,8 @@ grow with the number of rounds.
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -23,7 +25,7 @@ USEFUL_INFO_DOC = (
     "The clue from the observation you just read: every fact, id and time in it that bears on the question, "
     "and what it rules out (or 'nothing relevant: <why>'). Only this is carried to later rounds; your earlier "
     "clues are kept for you, so do not repeat them.")
-USEFUL_INFO_ARG = "Required every round: the clue from the observation you just read (see Round memory)."
+USEFUL_INFO_ARG = "The clue from the observation you just read (see Round memory)."
 
 
 # --- reply models (the JSON protocol's schema) -----------------------------------------------
@@ -54,7 +56,7 @@ _GROUPS = {"navigation": "Hierarchical navigation", "search": "Precise search", 
            "inspect": "Visual inspection"}
 
 
-_DROP_KEYS = {"title", "maxLength", "maxItems"}  # validation still happens on our side, with TOOL_SPECS
+_DROP_KEYS = {"title", "maxLength", "maxItems", "additionalProperties"}  # validation still happens on our side, with TOOL_SPECS
 
 
 def compact_schema(schema: Any) -> Any:
@@ -92,7 +94,7 @@ def ora_tool_schemas(tool_names: tuple[str, ...] | list[str]) -> list[dict[str, 
     out.append({"type": "function", "function": {
         "name": ANSWER_TOOL,
         "description": "Give the final answer and end the loop. Call it as soon as the notes support one option.",
-        "parameters": {"type": "object", "additionalProperties": False, "required": ["useful_info", "answer"],
+        "parameters": {"type": "object", "required": ["useful_info", "answer"],
                        "properties": {
                            "useful_info": {"type": "string", "description": USEFUL_INFO_ARG},
                            "reasoning": {"type": "string", "description": "How the evidence supports the answer."},
@@ -100,6 +102,12 @@ def ora_tool_schemas(tool_names: tuple[str, ...] | list[str]) -> list[dict[str, 
                                "The option letter (A, B, ...) for a multiple-choice question, else a short answer.")},
                        }}}})
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def schema_chars(tool_names: tuple[str, ...]) -> int:
+    """How long the tool schemas are as JSON: the part of a tool-calling prompt outside the messages."""
+    return len(json.dumps(ora_tool_schemas(tool_names)))
 
 
 def _arg_doc(name: str, prop: dict[str, Any], required: bool) -> str:

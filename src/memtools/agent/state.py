@@ -14,11 +14,10 @@ database handle or a model client.
 
 from __future__ import annotations
 
-import operator
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict
 from pydantic.json_schema import SkipJsonSchema
@@ -56,7 +55,11 @@ class Exploration(TypedDict):
 
 
 class ORAInput(TypedDict, total=False):
-    """What a caller gives the graph. There is deliberately no field for a gold answer."""
+    """What a caller gives the graph. There is deliberately no field for a gold answer.
+
+    On a thread with a checkpointer, pass ``options`` and ``scope`` with every question:
+    LangGraph keeps the previous run's value of a key the input leaves out.
+    """
 
     question: Required[str]
     options: dict[str, str]  # letter -> option text; empty for an open question
@@ -78,8 +81,8 @@ class ORAState(TypedDict, total=False):
     failure: str | None  # why the last reason round produced no usable decision
     answer: str | None
     reasoning: str
-    status: Status
-    trace: Annotated[list[dict[str, Any]], operator.add]
+    status: Status | None  # set by the answer node; a new run on the same thread starts over
+    trace: list[dict[str, Any]]  # one record per reason / act / answer step, in order
 
 
 class ORAOutput(TypedDict, total=False):
@@ -127,8 +130,8 @@ class ORAContext:
     max_retries: int = 2
     images: bool = False
     tool_choice: str | None = "any"
-    observation_chars: int = 6000
-    notes_chars: int = 4500
+    observation_chars: int = 5500
+    notes_chars: int = 3600
 
     def __post_init__(self) -> None:
         if self.max_rounds < 1:
