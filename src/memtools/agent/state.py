@@ -130,8 +130,8 @@ class ORAContext:
     max_retries: int = 2
     images: bool = False
     tool_choice: str | None = "any"
-    observation_chars: int = 5500
-    notes_chars: int = 3600
+    observation_chars: int = 4200
+    notes_chars: int = 2600
 
     def __post_init__(self) -> None:
         if self.max_rounds < 1:
