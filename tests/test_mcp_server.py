@@ -216,3 +216,48 @@ async def test_a_missing_memory_is_reported_not_crashed(tmp_path):
         result = await c.call_tool("list_videos", {})
         assert result.is_error and "cannot open its memory" in text_of(result)
         assert [str(r.uri) for r in (await c.list_resources()).resources] == ["memtools://videos"]
+
+
+def test_serve_options_are_shared_by_the_cli_and_the_console_script(capsys):
+    from memtools.cli import parser
+    from memtools.mcp import main
+
+    args = parser().parse_args(["serve", "--memory", "m", "--http", "--host", "0.0.0.0", "--port", "9000"])
+    assert (str(args.memory), args.http, args.host, args.port) == ("m", True, "0.0.0.0", 9000)
+    args = parser().parse_args(["serve", "-m", "m"])
+    assert (args.http, args.host, args.port) == (False, "127.0.0.1", 8765)
+    with pytest.raises(SystemExit):
+        parser().parse_args(["serve", "--memory", "m", "--port", "70000"])
+    assert "port must be 1-65535" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0 and "--http" in capsys.readouterr().out
+
+
+async def test_frames_decoded_from_the_source_video_link_to_the_frame_at_their_time(tmp_path):
+    import cv2
+    import numpy as np
+    from synthetic_video import read_stamp, stamped_frames, write_video
+
+    from memtools.embed.testing import TestEmbedder
+    from memtools.store import Memory
+    from memtools.testing import kitchen_graph
+
+    graph = kitchen_graph("clip")
+    graph.video.source_path = str(write_video(tmp_path / "clip.avi", stamped_frames(60)))  # 6 s at 10 fps
+    with Memory.create(tmp_path / "mem", TestEmbedder(64)) as memory:
+        memory.write_video(graph)
+    async with Client(build_server(tmp_path / "mem"), mode="legacy") as client:
+        result = await client.call_tool("inspect_frames", {"video_id": "clip", "start_sec": 1, "end_sec": 3,
+                                                           "max_frames": 2})
+        frames = FramesOut.model_validate(result.structured_content)
+        assert [(f.source, f.uri) for f in frames.frames] == [
+            ("video", "memtools://videos/clip/frames/1.500"), ("video", "memtools://videos/clip/frames/2.500")]
+        images = [base64.b64decode(b.data) for b in result.content if isinstance(b, ImageContent)]
+        blob = (await client.read_resource(frames.frames[0].uri)).contents[0]
+
+    def stamp_of(data: bytes) -> int:
+        return read_stamp(cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR))
+
+    assert [stamp_of(i) for i in images] == [15, 25]
+    assert stamp_of(base64.b64decode(blob.blob)) == 15

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp.types import ImageContent, ResourceLink, TextContent
-from mcp_support import VALID_CALLS, console_script, http_server, jpeg, shared_memory, mcp_command
+from mcp.types import ImageContent, ResourceLink
+from mcp_support import VALID_CALLS, console_script, http_server, jpeg, mcp_command, shared_memory
 
 from memtools.tools import TOOL_SPECS
 
@@ -39,7 +39,8 @@ async def exercise(client: Client) -> None:
         assert not result.is_error, (name, result.content)
         assert result.structured_content is not None and result.content[0].text
     frames = await client.call_tool("inspect_frames", VALID_CALLS["inspect_frames"])
-    assert [base64.b64decode(b.data) for b in frames.content if isinstance(b, ImageContent)] == [jpeg(5), jpeg(6), jpeg(7)]
+    images = [base64.b64decode(b.data) for b in frames.content if isinstance(b, ImageContent)]
+    assert images == [jpeg(5), jpeg(6), jpeg(7)]
     assert len([b for b in frames.content if isinstance(b, ResourceLink)]) == 3
     assert "kitchen/macro_0001" in frames.content[0].text
     bad = await client.call_tool("get_subgraph", {"macro_id": "x') RETURN 1 //"})
@@ -129,7 +130,7 @@ def test_thin_entry_speaks_plain_json_rpc(memory_path):
 
 
 def test_console_script_fails_fast_on_a_missing_memory(tmp_path):
-    cmd = [console_script("memtools-mcp") or sys.executable, *([] if console_script("memtools-mcp") else
-                                                               ["-m", "memtools.mcp"])]
+    script = console_script("memtools-mcp")
+    cmd = [script] if script else [sys.executable, "-m", "memtools.mcp"]
     done = subprocess.run([*cmd, "--memory", str(tmp_path / "none")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "no memtools memory" in done.stderr and done.stdout == ""

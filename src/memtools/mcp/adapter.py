@@ -22,12 +22,11 @@ from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from memtools.errors import IncompatibleMemory, MemoryBusy, MemoryNotFound, ToolError
+from memtools.mcp.limits import IMAGE_BYTES_LIMIT, MAX_RESULT_CHARS, NARROW_HINT, cap_structured, cap_text
+from memtools.mcp.uris import frame_uri, keyframe_uri
 from memtools.tools import FrameItem, Frames, MemoryTools, ToolSpec
 from memtools.tools import messages as msg
 from memtools.tools.text import clip, hms
-
-from memtools.mcp.limits import IMAGE_BYTES_LIMIT, MAX_RESULT_CHARS, NARROW_HINT, cap_structured, cap_text
-from memtools.mcp.uris import frame_uri, keyframe_uri
 
 ToolsProvider = Callable[[], MemoryTools]
 """Returns the ``MemoryTools`` to call (opened on first use)."""

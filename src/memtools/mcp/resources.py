@@ -7,12 +7,11 @@ import math
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 
-from memtools.schema import VIDEO_ID_RE, Keyframe, NodeKind, kind_of_id
-from memtools.tools import MemoryTools
-
 from memtools.mcp import uris
 from memtools.mcp.adapter import ToolsProvider, model_errors
 from memtools.mcp.limits import cap_text
+from memtools.schema import VIDEO_ID_RE, Keyframe, NodeKind, kind_of_id
+from memtools.tools import MemoryTools
 
 FRAME_WINDOW = 0.01
 """Seconds after ``t`` searched for the frame a ``frames/{t}`` URI names."""

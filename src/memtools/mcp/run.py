@@ -12,9 +12,8 @@ import os
 import sys
 
 from memtools.errors import MemtoolsError
-from memtools.store import Memory
-
 from memtools.mcp.server import build_server
+from memtools.store import Memory
 
 log = logging.getLogger(__name__)
 

@@ -13,13 +13,12 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.types import Resource
 
-from memtools.store import Memory
-from memtools.tools import TOOL_SPECS, MemoryTools
-
 from memtools.mcp import uris
 from memtools.mcp.adapter import ANNOTATIONS, META, tool_function
 from memtools.mcp.prompts import INSTRUCTIONS, register_prompts
 from memtools.mcp.resources import register_resources
+from memtools.store import Memory
+from memtools.tools import TOOL_SPECS, MemoryTools
 
 log = logging.getLogger(__name__)
 
