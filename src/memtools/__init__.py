@@ -1,0 +1,29 @@
+"""memtools: long-term hierarchical graph memory of videos for LLM agents.
+
+    from memtools import Memory, MemoryTools
+    with Memory.open("my-memory") as memory:
+        print(MemoryTools(memory).get_summary().render())
+
+Front ends live in submodules so importing memtools stays light: ``memtools.agent`` (the ORA
+loop in LangGraph), ``memtools.langchain`` (LangChain tools), ``memtools.mcp`` (the MCP
+server), ``memtools.build`` (video -> memory) and ``memtools.importers`` (captions, MEMDREAMER).
+"""
+
+from memtools.errors import MemtoolsError, ToolError
+from memtools.schema import SCHEMA_VERSION, VideoGraph
+from memtools.store import Memory
+from memtools.tools import TOOL_SPECS, MemoryTools, SearchConfig
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "TOOL_SPECS",
+    "Memory",
+    "MemoryTools",
+    "MemtoolsError",
+    "SearchConfig",
+    "ToolError",
+    "VideoGraph",
+    "__version__",
+]

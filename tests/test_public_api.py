@@ -1,0 +1,40 @@
+"""Pin the public API: what users import must not vanish or grow by accident."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import memtools
+import memtools.errors
+import memtools.store
+import memtools.tools
+
+
+def test_top_level_exports():
+    assert sorted(memtools.__all__) == sorted([
+        "SCHEMA_VERSION", "TOOL_SPECS", "Memory", "MemoryTools", "MemtoolsError", "SearchConfig", "ToolError",
+        "VideoGraph", "__version__"])
+
+
+def test_tool_catalogue_is_the_nine_tools():
+    assert list(memtools.TOOL_SPECS) == [
+        "list_videos", "get_summary", "get_super_events", "get_macro_events", "get_subgraph", "search_nodes",
+        "search_by_time", "get_relations", "inspect_frames"]
+    for spec in memtools.TOOL_SPECS.values():
+        assert callable(getattr(memtools.MemoryTools, spec.name))
+
+
+def test_error_tree():
+    assert set(memtools.errors.__all__) == {
+        "BuildError", "ConfigError", "EmbeddingError", "ImportFormatError", "IncompatibleMemory", "MemoryBusy",
+        "MemoryError_", "MemoryNotFound", "MemtoolsError", "PerceptionError", "StoreError", "ToolError",
+        "VideoError"}
+    assert not issubclass(memtools.ToolError, memtools.MemtoolsError)
+
+
+def test_importing_memtools_does_not_import_heavy_front_ends():
+    code = ("import sys, memtools; heavy = [m for m in ('torch', 'transformers', 'langgraph', 'mcp', 'cv2') "
+            "if m in sys.modules]; print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
