@@ -2,7 +2,7 @@
 
     python examples/make_sample_video.py                # -> examples/sample/sample.mp4
 
-The scenes, 320x180 at 10 fps:
+The scenes, 320x180 at 5 fps:
 
     0:00-0:40  KITCHEN      a cook in a blue apron walks to the counter, chops a green
                             vegetable and drops the pieces into a pot
@@ -30,7 +30,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-WIDTH, HEIGHT, FPS = 320, 180, 10
+WIDTH, HEIGHT, FPS = 320, 180, 5
 DURATION = 180
 FONT = cv2.FONT_HERSHEY_SIMPLEX
 LINE = cv2.LINE_8  # no anti-aliasing: identical pixels on every OpenCV build

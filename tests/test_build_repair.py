@@ -117,7 +117,8 @@ def _subgraph(**overrides) -> Subgraph:
             {"event_id": "V2", "time_range": [30, 90], "action": "boxes fall"},  # ends past the clip
             {"event_id": "V1", "time_range": ["00:10", "00:05"], "action": "ball hits boxes"},  # reversed
         ],
-        "ocr_texts": [{"ocr_id": "T1", "text": "WAREHOUSE B", "time_range": [0, 40]}, {"text": " ", "time_range": [0, 1]}],
+        "ocr_texts": [{"ocr_id": "T1", "text": "WAREHOUSE B", "time_range": [0, 40]},
+                      {"text": " ", "time_range": [0, 1]}],
         "edges": [
             {"source_id": "V1", "target_id": "V2", "relation_label": "causes"},
             {"source_id": "V2", "target_id": "V1", "relation_label": "after"},  # -> V1 BEFORE V2
@@ -302,3 +303,10 @@ def test_retries_carry_the_error_and_stop_after_max_retries(tmp_path):
     answer, issues = asyncio.run(ask(1))
     assert answer is None and len(vlm.requests) == 5  # 1 + max_retries=1
     assert issues[-1].severity == "fallback" and usage.retries == 3
+
+
+def test_runs_of_short_episodes_pair_up_instead_of_piling_into_one():
+    cfg = BuildConfig(window_sec=100, min_episode_sec=15, max_episode_sec=100)
+    w = plan_window(0, 0.0, 100.0, cfg)
+    out = clean_window(w, _seg(*[(10 * i, 10 * i + 10, f"E{i}", None) for i in range(10)]), cfg, 5)
+    assert _spans(out) == [(0, 20), (20, 40), (40, 60), (60, 80), (80, 100)]

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# memtools quickstart, offline: make the sample video, build its memory from recorded model
+# answers, then look around with the tools an agent gets.
+#
+#   bash examples/quickstart.sh [MEMORY_DIR]        (default: sample-memory)
+#
+# With a real model instead of the recording:
+#   memtools build examples/sample/sample.mp4 --memory my-memory --vlm openai:gpt-4o-mini
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python}
+MEMORY=${1:-sample-memory}
+
+"$PYTHON" examples/make_sample_video.py
+memtools build examples/sample/sample.mp4 --memory "$MEMORY" --replay examples/sample/responses.jsonl --fresh
+echo
+echo '$ memtools tool get_summary'
+memtools tool get_summary --memory "$MEMORY"
+echo
+echo '$ memtools tool get_subgraph --macro-id sample/macro_0002'
+memtools tool get_subgraph --memory "$MEMORY" --macro-id sample/macro_0002
+echo
+echo '$ memtools tool search_nodes --query "why did the boxes fall"'
+memtools tool search_nodes --memory "$MEMORY" --query "why did the boxes fall" --top-k 3

@@ -1,0 +1,182 @@
+"""Build progress: the pipeline updates a ``Progress``; a sink shows it.
+
+``TextProgress`` writes to stderr: on a terminal one line rewritten in place (``\\r``), in a
+log (CI) plain lines, at most one every ``interval`` seconds plus one per stage change, so
+logs stay readable. Pass ``NullProgress()`` (the default of the Python API) for silence, or
+any object with ``show(snapshot)`` and ``close()``.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Protocol, TextIO
+
+STAGES = ("keyframes", "segment", "extract", "aggregate", "index")
+
+
+@dataclass
+class StageCount:
+    done: int = 0
+    total: int | None = None
+    started: float = field(default_factory=time.monotonic)
+    finished: bool = False
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    video_id: str
+    video_index: int
+    video_count: int
+    stages: dict[str, tuple[int, int | None, bool]]
+    calls: int
+    cached_calls: int
+    tokens: int
+    eta: float | None
+    elapsed: float
+    changed_stage: bool
+
+
+class ProgressSink(Protocol):
+    def show(self, snapshot: Snapshot) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class NullProgress:
+    def show(self, snapshot: Snapshot) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class Progress:
+    """Counters of one build run, pushed to a sink after each change."""
+
+    def __init__(self, sink: ProgressSink | None = None, video_count: int = 1) -> None:
+        self.sink = sink or NullProgress()
+        self.video_count = video_count
+        self.video_index = 0
+        self.video_id = ""
+        self.stages: dict[str, StageCount] = {}
+        self.usage = None  # a report.Usage, set per video
+        self._started = time.monotonic()
+
+    def start_video(self, video_id: str, index: int, usage) -> None:
+        self.video_id, self.video_index, self.usage = video_id, index, usage
+        self.stages = {}
+        self._started = time.monotonic()
+
+    def begin(self, stage: str, total: int | None = None) -> None:
+        self.stages[stage] = StageCount(total=total)
+        self._push(changed=True)
+
+    def add_total(self, stage: str, n: int) -> None:
+        count = self.stages.setdefault(stage, StageCount(total=0))
+        count.total = (count.total or 0) + n
+        self._push()
+
+    def advance(self, stage: str, n: int = 1) -> None:
+        self.stages.setdefault(stage, StageCount()).done += n
+        self._push()
+
+    def finish(self, stage: str) -> None:
+        count = self.stages.setdefault(stage, StageCount())
+        count.finished = True
+        if count.total is not None:
+            count.done = count.total
+        self._push(changed=True)
+
+    def refresh(self) -> None:
+        self._push()
+
+    def close(self) -> None:
+        self.sink.close()
+
+    def _eta(self) -> float | None:
+        """Seconds left in the slowest unfinished stage with a known total."""
+        now = time.monotonic()
+        best = None
+        for count in self.stages.values():
+            if count.finished or not count.total or count.done <= 0 or count.done >= count.total:
+                continue
+            rate = (now - count.started) / count.done
+            left = rate * (count.total - count.done)
+            best = left if best is None else max(best, left)
+        return best
+
+    def _push(self, changed: bool = False) -> None:
+        usage = self.usage
+        self.sink.show(Snapshot(
+            video_id=self.video_id, video_index=self.video_index, video_count=self.video_count,
+            stages={name: (c.done, c.total, c.finished) for name, c in self.stages.items()},
+            calls=getattr(usage, "calls", 0), cached_calls=getattr(usage, "cached_calls", 0),
+            tokens=getattr(usage, "tokens", 0), eta=self._eta(), elapsed=time.monotonic() - self._started,
+            changed_stage=changed,
+        ))
+
+
+def clock(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def render(s: Snapshot) -> str:
+    parts = []
+    for name in STAGES:
+        if name not in s.stages:
+            continue
+        done, total, finished = s.stages[name]
+        if finished:
+            parts.append(f"{name} done")
+        elif total is None:
+            parts.append(f"{name}…")
+        else:
+            parts.append(f"{name} {done}/{total}")
+    line = f"[{s.video_index + 1}/{s.video_count} {s.video_id}] " + " | ".join(parts)
+    line += f" | {s.calls} model calls"
+    if s.cached_calls:
+        line += f" (+{s.cached_calls} reused)"
+    line += f", {_tokens(s.tokens)} tokens | {clock(s.elapsed)}"
+    if s.eta is not None:
+        line += f", ETA {clock(s.eta)}"
+    return line
+
+
+class TextProgress:
+    """Progress on a text stream: in place on a terminal, throttled plain lines otherwise."""
+
+    def __init__(self, stream: TextIO | None = None, *, interval: float = 5.0, tty: bool | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.interval = 0.1 if self.tty else interval
+        self._last = -float("inf")
+        self._last_line = ""
+        self._open = False
+
+    def show(self, snapshot: Snapshot) -> None:
+        now = time.monotonic()
+        if not snapshot.changed_stage and now - self._last < self.interval:
+            return
+        line = render(snapshot)
+        if line == self._last_line:
+            return
+        self._last, self._last_line = now, line
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + line)
+            self._open = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty and self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False
