@@ -83,6 +83,24 @@ def _node_item(node) -> NodeItem:
                     detail=node.description)
 
 
+def _hit_text(node) -> str:
+    """What a search hit shows: the node's own words, not its search payload."""
+    if isinstance(node, MicroEvent):
+        parts = [node.action, node.description]
+    elif isinstance(node, Entity):
+        parts = [f"{node.entity_type.value} {node.name}" if node.name else node.entity_type.value, node.description]
+    elif isinstance(node, OcrText):
+        parts = [f'"{node.text}"', node.description]
+    elif isinstance(node, MacroEvent):
+        parts = [node.label, node.summary]
+    else:
+        parts = [node.label, node.description]
+    kept = [p.strip() for p in parts if p and p.strip()]
+    if len(kept) == 2 and kept[1].lower().startswith(kept[0].lower().rstrip(".")):
+        kept = kept[1:]
+    return " — ".join(kept)
+
+
 def _edge_item(e: EdgeRow) -> EdgeItem:
     return EdgeItem(source=e.source, target=e.target, category=e.category.value, label=e.label,
                     description=e.description, other_text=brief(e.other))
@@ -245,7 +263,7 @@ class MemoryTools:
             lines = [f"{'->' if e.source == h.id else '<-'} {e.label} {e.other_id.rsplit('/', 1)[-1]}:"
                      f" {brief(e.other, 70)}" for e in context.get(h.id, [])]
             results.append(SearchHit(id=h.id, kind=h.kind, video_id=h.video_id, t_start=h.t_start, t_end=h.t_end,
-                                     text=h.text, score=round(h.score, 4), macro_id=h.macro_id,
+                                     text=_hit_text(found[h.id]), score=round(h.score, 4), macro_id=h.macro_id,
                                      macro_label=getattr(macro, "label", ""), context=lines))
         return SearchResult(query=query, mode=config.mode, hits=results)
 
