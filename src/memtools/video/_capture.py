@@ -42,18 +42,6 @@ class Capture(Protocol):
 
     def set(self, prop_id: int, value: float) -> bool: ...
 
-    def restart(self) -> None:
-        """Reopen the file at its first frame, for when a seek left the capture unusable."""
-        self.release()
-        self.cap = open_capture_checked(self.path, self._open_capture)
-        self.index, self.t = -1, -math.inf
-
-    def __enter__(self) -> Cursor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
     def release(self) -> None: ...
 
 
