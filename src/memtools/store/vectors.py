@@ -77,17 +77,25 @@ class LanceIndex:
     """The lance tables of one memory folder."""
 
     def __init__(self, path: Path, dim: int) -> None:
-        os.environ.setdefault("LANCEDB_LOG", "error")  # lance warns on every hybrid query
-        import lancedb
-
         self.path = Path(path)
         self.dim = dim
-        try:
-            self._db = lancedb.connect(str(self.path))
-        except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError
-            raise StoreError(f"cannot open vector store at {self.path}: {exc}") from exc
+        self._connection = None
         self._nodes = None
         self._version: int | None = None
+
+    @property
+    def _db(self):
+        """The lance connection, made on first use: ``import lancedb`` alone takes ~1 s, which
+        a memory opened only for navigation (kuzu) should not pay."""
+        if self._connection is None:
+            os.environ.setdefault("LANCEDB_LOG", "error")  # lance warns on every hybrid query
+            import lancedb
+
+            try:
+                self._connection = lancedb.connect(str(self.path))
+            except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError
+                raise StoreError(f"cannot open vector store at {self.path}: {exc}") from exc
+        return self._connection
 
     # --- tables -------------------------------------------------------------------------
 
@@ -113,8 +121,7 @@ class LanceIndex:
                 self._nodes.checkout_latest()
             except Exception:
                 self._nodes = None
-        else:
-            self.nodes()
+        # else: nothing is open yet; the next search opens the latest version anyway
 
     # --- writes -------------------------------------------------------------------------
 

@@ -1,0 +1,378 @@
+"""Tool latency on synthetic libraries of 2 h, 10 h and 1,000 h of video (issue 2, item 8).
+
+    python benchmarks/tool_latency.py                      # 2 h, 10 h and 1,000 h (builds 1,000 h once)
+    python benchmarks/tool_latency.py --hours 2,10 --calls 50   # a quick run (~2 min)
+
+For each size it builds (or reuses, under ``--workdir``) a memory of realistic shape (see
+``_synthetic.py``), then measures:
+
+* build time (generation + ``Memory.write_videos`` in batches) and size on disk;
+* cold start in a fresh subprocess: ``import memtools`` (reported apart), ``Memory.open``
+  + the first ``get_summary``, and the first ``search_nodes`` (which loads MiniLM);
+* p50/p99 of every tool, call + ``render()``, with the graph handle kept open between
+  calls ("warm", back-to-back calls) and re-opened for every call ("reopen": what an agent
+  sees when its calls are more than ``idle_release`` = 1 s apart);
+* where the time goes: kuzu queries (and within them the one-hop context of search hits),
+  lance search, query embedding (mean ms per call).
+
+Embeddings. Payload vectors come from ``ClauseEmbedder`` (``_common.py``): every distinct
+clause is embedded by the real all-MiniLM-L6-v2 and a payload's vector is the normalised sum
+of its clauses' vectors (the clause cache persists in ``--workdir``). The memory's manifest
+names the real default embedder, so the memory is opened exactly as a user's would be and
+every search query is embedded by the real MiniLM at search time (queries never repeat, so
+the embedder's query cache never answers). Keyframes are stored nodes that all point to
+one small JPEG, so ``inspect_frames`` reads real files without 30k images on disk.
+
+Run on an otherwise idle machine: the script prints the load average next to its numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (  # noqa: E402
+    ClauseEmbedder,
+    dir_size_mb,
+    fmt_ms,
+    load_average,
+    markdown_table,
+    offline,
+    p50_p99,
+    peak_rss_mb,
+    rss_mb,
+)
+
+KEYFRAME_REL = "frames/_shared/keyframe.jpg"
+DONE = "bench-build.json"
+NAV_TARGET_MS, SEARCH_TARGET_MS = 5.0, 30.0
+
+
+# --- building ---------------------------------------------------------------------------
+
+
+def memory_path(workdir: Path, hours: float, seed: int) -> Path:
+    return workdir / f"memtools-bench-{hours:g}h-seed{seed}"
+
+
+def build(hours: float, seed: int, workdir: Path, rebuild: bool, batch_hours: float) -> tuple[Path, dict]:
+    """The memory for ``hours`` (reused when a finished build is there) and its build stats."""
+    import _synthetic
+    import cv2
+    import numpy as np
+
+    from memtools.embed import default_embedder
+    from memtools.store import Memory
+
+    path = memory_path(workdir, hours, seed)
+    if (path / DONE).is_file() and not rebuild:
+        stats = json.loads((path / DONE).read_text())
+        stats["reused"] = True
+        return path, stats
+    shutil.rmtree(path, ignore_errors=True)
+    embedder = ClauseEmbedder(default_embedder(), workdir / f"memtools-bench-clauses-seed{seed}.npz")
+    plan = _synthetic.plan_videos(hours, seed)
+    per_batch = max(1, round(batch_hours / max(1e-9, hours / len(plan))))
+    print(f"building {hours:g} h: {len(plan)} videos, {per_batch} per write batch -> {path}", file=sys.stderr)
+    start = time.perf_counter()
+    with Memory.create(path, embedder) as memory:
+        frame = memory.path / KEYFRAME_REL
+        frame.parent.mkdir(parents=True, exist_ok=True)
+        frame.write_bytes(cv2.imencode(".jpg", np.full((180, 320, 3), 128, np.uint8))[1].tobytes())
+
+        def progress(done: int) -> None:
+            print(f"  {done}/{len(plan)} videos written, {time.perf_counter() - start:.0f} s, "
+                  f"{embedder.cache.model_calls} clauses embedded", file=sys.stderr)
+
+        memory.write_videos(_synthetic.library(hours, seed, keyframe_path=KEYFRAME_REL), batch_size=per_batch,
+                            progress=progress)
+        rows = memory.vectors.count()
+        with memory.reading() as g:
+            counts = g.counts()
+    seconds = time.perf_counter() - start
+    embedder.cache.save()
+    stats = {"hours": hours, "videos": len(plan), "build_s": seconds, "model_s": embedder.cache.model_seconds,
+             "clauses_embedded": embedder.cache.model_calls, "lance_rows": rows, "counts": counts,
+             "peak_rss_mb": peak_rss_mb(), "reused": False}
+    (path / DONE).write_text(json.dumps(stats, indent=2))
+    return path, stats
+
+
+# --- cold start (child process) ---------------------------------------------------------
+
+
+def cold_child(path: str, video_id: str, query: str) -> None:
+    """Runs in a fresh interpreter; prints one JSON line."""
+    t0 = time.perf_counter()
+    from memtools.store import Memory
+    from memtools.tools import MemoryTools
+    t1 = time.perf_counter()
+    memory = Memory.open(path)  # the embedder named in the manifest, loaded lazily
+    tools = MemoryTools(memory)
+    tools.get_summary(video_id).render()
+    t2 = time.perf_counter()
+    rss_nav = rss_mb()
+    tools.search_nodes(query).render()
+    t3 = time.perf_counter()
+    print(json.dumps({"import_s": t1 - t0, "open_first_call_s": t2 - t1, "first_search_s": t3 - t2,
+                      "rss_nav_mb": rss_nav, "rss_search_mb": rss_mb()}))
+
+
+def cold_start(path: Path, video_id: str, query: str, repeats: int) -> dict:
+    runs = []
+    for i in range(repeats):
+        out = subprocess.run([sys.executable, __file__, "--child-cold", str(path), video_id, f"{query} {i}"],
+                             capture_output=True, text=True, check=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in runs[0]}
+
+
+# --- warm tool calls --------------------------------------------------------------------
+
+
+class Profile:
+    """Time spent inside kuzu queries/opens, lance searches and query embedding."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = defaultdict(float)
+
+    @contextmanager
+    def installed(self, embedder):
+        from memtools.store.graph import KuzuGraph
+        from memtools.store.vectors import LanceIndex
+
+        patches = [(KuzuGraph, "_run", "kuzu"), (KuzuGraph, "__init__", "kuzu"), (KuzuGraph, "neighbors", "context"),
+                   (LanceIndex, "search", "lance"), (type(embedder), "embed_query", "embed")]
+        originals = [(cls, name, getattr(cls, name)) for cls, name, _ in patches]
+        for cls, name, bucket in patches:
+            setattr(cls, name, self._timed(getattr(cls, name), bucket))
+        try:
+            yield self
+        finally:
+            for cls, name, original in originals:
+                setattr(cls, name, original)
+
+    def _timed(self, fn, bucket):
+        def wrapper(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.spent[bucket] += time.perf_counter() - start
+        return wrapper
+
+
+def tool_calls(memory, rng: random.Random, n: int, queries: list[str]) -> dict[str, list]:
+    """name -> list of zero-argument callables (each a distinct, valid call)."""
+    from memtools.tools import MemoryTools, SearchConfig
+
+    tools = {mode: MemoryTools(memory, search=SearchConfig(mode=mode)) for mode in ("vector", "fulltext", "hybrid")}
+    default = MemoryTools(memory)
+    bare = MemoryTools(memory, search=SearchConfig.default().model_copy(update={"context_per_hit": 0}))
+    videos = memory.manifest.videos
+    vids = sorted(videos)
+    qs = iter(queries)
+
+    def macro(vid):
+        return f"{vid}/macro_{rng.randrange(videos[vid].counts['macro']):04d}"
+
+    def window(vid, lo, hi):
+        start = rng.uniform(0, max(0.0, videos[vid].duration - hi))
+        return start, start + rng.uniform(lo, hi)
+
+    calls: dict[str, list] = defaultdict(list)
+    for _ in range(n):
+        vid = rng.choice(vids)
+        sup = f"{vid}/super_{rng.randrange(videos[vid].counts['super']):02d}"
+        m = macro(vid)
+        node = rng.choice([m, f"{m}/ent_{rng.randint(1, 11):03d}", f"{m}/evt_{rng.randint(1, 14):03d}"])
+        s1, e1 = window(vid, 60, 600)
+        s2, e2 = window(vid, 120, 600)
+        calls["list_videos"].append(lambda: default.list_videos())
+        calls["get_summary"].append(lambda vid=vid: default.get_summary(vid))
+        calls["get_super_events"].append(lambda vid=vid: default.get_super_events(vid))
+        calls["get_macro_events"].append(lambda sup=sup: default.get_macro_events(super_id=sup))
+        calls["get_subgraph"].append(lambda m=m: default.get_subgraph(m))
+        calls["search_by_time"].append(lambda s=s1, e=e1, vid=vid: default.search_by_time(s, e, vid))
+        calls["get_relations"].append(lambda node=node: default.get_relations(node))
+        calls["inspect_frames"].append(lambda s=s2, e=e2, vid=vid: default.inspect_frames(vid, s, e))
+        calls["search_nodes (default)"].append(lambda q=next(qs): default.search_nodes(q))
+        calls["search_nodes (default, video_id)"].append(lambda q=next(qs), vid=vid: default.search_nodes(q, video_id=vid))
+        calls["search_nodes (default, context_per_hit=0)"].append(lambda q=next(qs): bare.search_nodes(q))
+        for mode in ("vector", "fulltext", "hybrid"):
+            calls[f"search_nodes ({mode})"].append(lambda q=next(qs), t=tools[mode]: t.search_nodes(q))
+    return calls
+
+
+NAVIGATION = ("list_videos", "get_summary", "get_super_events", "get_macro_events", "get_subgraph",
+              "search_by_time", "get_relations")
+
+
+def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int) -> dict[str, dict]:
+    import _synthetic
+
+    from memtools.embed import default_embedder
+    from memtools.store import Memory
+
+    embedder = default_embedder()
+    # Queries differ per library size too: one process measures several sizes, and the
+    # embedder's LRU must never answer (a real agent's queries are new text).
+    queries = _synthetic.queries(13 * (n + reopen_n) + 80, seed * 100_000 + round(hours * 10))
+    results: dict[str, dict] = {}
+    with Memory.open(path, embedder) as memory:
+        for query in queries[-80:-40]:  # torch's first calls per input length are slow
+            embedder.embed_query(query)
+        warmup = tool_calls(memory, random.Random(seed + 1), 2, queries[-40:])
+        for fns in warmup.values():
+            for fn in fns:
+                fn().render()
+        calls = tool_calls(memory, random.Random(seed), n, queries)
+        profile = Profile()
+        with profile.installed(embedder):
+            for name, fns in calls.items():
+                times = []
+                profile.spent.clear()
+                for fn in fns:
+                    start = time.perf_counter()
+                    fn().render()
+                    times.append(time.perf_counter() - start)
+                per_call = {k: v / len(fns) * 1000 for k, v in profile.spent.items()}
+                results[name] = {"times": times, "profile": per_call}
+    if reopen_n:
+        # idle_release=0: the read-only graph is opened and closed around every call.
+        with Memory.open(path, embedder, idle_release=0) as memory:
+            calls = tool_calls(memory, random.Random(seed + 2), reopen_n, queries[13 * n:])
+            for name, fns in calls.items():
+                times = []
+                for fn in fns:
+                    start = time.perf_counter()
+                    fn().render()
+                    times.append(time.perf_counter() - start)
+                results[name]["reopen"] = times
+    return results
+
+
+# --- report -----------------------------------------------------------------------------
+
+
+def report(sizes: list[dict]) -> str:
+    cols = [f"{s['hours']:g} h" for s in sizes]
+    rows = [
+        ["videos / lance rows / kuzu nodes+edges"] + [
+            f"{s['build']['videos']} / {s['build']['lance_rows']:,} / "
+            f"{sum(v for k, v in s['build']['counts'].items() if k != 'edges'):,}+{s['build']['counts']['edges']:,}"
+            for s in sizes],
+        ["build time (of which MiniLM on clauses)"] + [
+            f"{s['build']['build_s']:.0f} s ({s['build']['model_s']:.0f} s)" + (" [cached]" if s['build']['reused'] else "")
+            for s in sizes],
+        ["size on disk"] + [f"{s['disk_mb']:.0f} MiB" for s in sizes],
+        ["cold: import memtools.store+tools"] + [f"{s['cold']['import_s'] * 1000:.0f} ms" for s in sizes],
+        ["cold: Memory.open + first get_summary"] + [f"{s['cold']['open_first_call_s'] * 1000:.0f} ms" for s in sizes],
+        ["cold: first search_nodes (loads MiniLM)"] + [f"{s['cold']['first_search_s'] * 1000:.0f} ms" for s in sizes],
+        ["RSS after first nav / first search"] + [
+            f"{s['cold']['rss_nav_mb']:.0f} / {s['cold']['rss_search_mb']:.0f} MiB" for s in sizes],
+        ["RSS of the measuring process"] + [f"{s['rss_mb']:.0f} MiB" for s in sizes],
+    ]
+    names = list(sizes[0]["tools"])
+    for name in names:
+        cells = []
+        for s in sizes:
+            r = s["tools"][name]
+            p50, p99 = p50_p99(r["times"])
+            reopen = p50_p99(r["reopen"])[0] if r.get("reopen") else None
+            cells.append(f"{fmt_ms(p50)} / {fmt_ms(p99)} / {fmt_ms(reopen)}")
+        rows.append([f"{name} p50 / p99 / p50 reopen (ms)"] + cells)
+    out = [markdown_table(["", *cols], rows), ""]
+    for s in sizes:
+        prof_rows = []
+        for name in names:
+            r = s["tools"][name]
+            p50 = p50_p99(r["times"])[0]
+            prof = r["profile"]
+            prof_rows.append([name, fmt_ms(p50), fmt_ms(sum(r["times"]) / len(r["times"]) * 1000),
+                              fmt_ms(prof.get("kuzu", 0.0)), fmt_ms(prof.get("context", 0.0)),
+                              fmt_ms(prof.get("lance", 0.0)), fmt_ms(prof.get("embed", 0.0))])
+        out += [f"Where the time goes at {s['hours']:g} h (warm; mean ms per call):", "",
+                markdown_table(["tool", "p50", "mean", "kuzu (all)", "of which context (neighbors)", "lance",
+                                "embed query"], prof_rows), ""]
+    out.append(check_targets(sizes))
+    return "\n".join(out)
+
+
+def check_targets(sizes: list[dict]) -> str:
+    lines = ["Targets:"]
+    for s in sizes:
+        h = s["hours"]
+        tools = s["tools"]
+        cold = s["cold"]["open_first_call_s"] * 1000
+        limit = 150 if h <= 2 else 1000 if h >= 1000 else None
+        if limit:
+            lines.append(f"- {h:g} h cold open + first call {cold:.0f} ms (target {limit}): "
+                         f"{'met' if cold <= limit else 'MISSED'}")
+        if h >= 1000:
+            for name in NAVIGATION:
+                p50 = p50_p99(tools[name]["times"])[0]
+                lines.append(f"- {h:g} h {name} p50 {p50:.1f} ms (target {NAV_TARGET_MS:g}): "
+                             f"{'met' if p50 <= NAV_TARGET_MS else 'MISSED'}")
+            p50 = p50_p99(tools["search_nodes (default)"]["times"])[0]
+            lines.append(f"- {h:g} h search_nodes p50 {p50:.1f} ms incl. query embedding (target {SEARCH_TARGET_MS:g}): "
+                         f"{'met' if p50 <= SEARCH_TARGET_MS else 'MISSED'}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hours", default="2,10,1000", help="comma-separated library sizes in hours")
+    parser.add_argument("--calls", type=int, default=200, help="warm calls per tool and size")
+    parser.add_argument("--reopen-calls", type=int, default=30, help="calls per tool with the graph re-opened each time")
+    parser.add_argument("--cold-repeats", type=int, default=3, help="fresh subprocesses per size (median kept)")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp"), help="where memories are built and cached")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild memories even when cached")
+    parser.add_argument("--batch-hours", type=float, default=100.0, help="hours of video per write batch")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--json", type=Path, help="also write the raw numbers here")
+    parser.add_argument("--build-only", action="store_true", help="build (or find) the memories and stop")
+    parser.add_argument("--child-cold", nargs=3, metavar=("PATH", "VIDEO", "QUERY"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_cold:
+        cold_child(*args.child_cold)
+        return
+    import _synthetic
+
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    sizes = []
+    for hours in [float(h) for h in args.hours.split(",")]:
+        path, stats = build(hours, args.seed, args.workdir, args.rebuild, args.batch_hours)
+        if args.build_only:
+            print(json.dumps(stats))
+            continue
+        print(f"measuring {hours:g} h (load {load_average()})", file=sys.stderr)
+        video = _synthetic.plan_videos(hours, args.seed)[0][0]
+        cold = cold_start(path, video, "man with glasses repairing a bicycle", args.cold_repeats)
+        started = time.perf_counter()
+        tools = measure(path, hours, args.calls, args.seed, args.reopen_calls)
+        print(f"  measured in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        sizes.append({"hours": hours, "build": stats, "disk_mb": dir_size_mb(path), "cold": cold, "tools": tools,
+                      "rss_mb": rss_mb()})
+    if args.build_only:
+        return
+    print(f"\n## Tool latency (load average at the end: {load_average()}; "
+          f"{args.calls} warm + {args.reopen_calls} reopen calls per tool)\n")
+    print(report(sizes))
+    if args.json:
+        args.json.write_text(json.dumps(sizes, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    offline()
+    main()
