@@ -1,10 +1,11 @@
 """Per-round prompt size of the ORA loop on the kitchen memory and on a synthetic 1-hour memory."""
-import json, random, shutil, statistics, sys
+import random, shutil, statistics
 from pathlib import Path
-from memtools.agent import build_ora_graph, trajectory
-from memtools.agent.testing import FunctionChatModel, ScriptedChatModel, tool_call, text_reply
+from memtools.agent import build_ora_graph
+from memtools.agent.testing import ScriptedChatModel, tool_call, text_reply
 from memtools.embed import TestEmbedder
-from memtools.schema import *
+from memtools.schema import (Edge, EdgeCategory, Entity, EntityType, MacroEvent, MicroEvent, OcrText, SuperEvent, Video,
+                             VideoGraph, entity_id, event_id, macro_id, ocr_id, super_id)
 from memtools.store import Memory
 from memtools.testing import kitchen_graph
 
@@ -66,7 +67,6 @@ def plan(vid, macros, supers):
     return calls
 
 def run(mem, vid, protocol, question, options):
-    tools_ = mem
     from memtools.tools import MemoryTools
     t = MemoryTools(mem)
     supers = [s.id for s in t.get_super_events(vid).supers]
@@ -97,7 +97,7 @@ if __name__ == "__main__":
         mem = memory(base / name, g)
         print(f"== {name}: supers {len(g.supers)}, macros {len(g.macros)}, entities {len(g.entities)}, events {len(g.events)}, ocr {len(g.ocr)}, edges {len(g.edges)}")
         if name == "kitchen":
-            from memtools.testing import kitchen_graph as kg
+            pass
         for protocol in ("tools", "json"):
             vid = g.video_id
             if name == "kitchen":

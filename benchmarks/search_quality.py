@@ -224,7 +224,7 @@ def main() -> None:
                 r1, r5 = counts[(scope, kinds_name, mode)]
                 row.append(f"{100 * r1 / n:.1f} / {100 * r5 / n:.1f}")
             table.append(row)
-    print(f"\n## Search quality: Charades-STA train queries over a Charades actions+objects+scene memory\n")
+    print("\n## Search quality: Charades-STA train queries over a Charades actions+objects+scene memory\n")
     print(f"{n:,} of {len(queries):,} queries ({'all' if n == len(queries) else f'random sample, seed {args.seed}'}); "
           f"{len(video_ids):,} videos, {rows:,} searchable nodes; Recall@1 / Recall@5 in %, temporal IoU >= 0.5.\n")
     print(markdown_table(["scope", "node types", *(f"{m} R@1 / R@5" for m in MODES)], table))

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from agent_helpers import kitchen_memory
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langgraph.prebuilt import ToolNode
 
 from memtools.agent.testing import ScriptedChatModel, tool_call
 from memtools.langchain import as_langchain_tools

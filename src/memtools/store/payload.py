@@ -1,11 +1,18 @@
-"""What gets embedded and full-text indexed for each searchable node (its retrieval payload)."""
+"""The lance row of each searchable node: its retrieval payload (embedded and full-text
+indexed), plus what a search hit shows — the node's own words, its macro event's label and its
+one-hop context — worked out once at write time so a search needs no graph query."""
 
 from __future__ import annotations
 
+import json
+from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from memtools.schema import Entity, MacroEvent, MicroEvent, OcrText, SuperEvent, VideoGraph
+from memtools.describe import brief, hit_text
+from memtools.schema import EdgeCategory, Entity, MacroEvent, MicroEvent, Node, OcrText, SuperEvent, VideoGraph
+
+MAX_CONTEXT = 5  # context lines stored per node; SearchConfig.context_per_hit shows up to this many
 
 
 def payload(node: SuperEvent | MacroEvent | Entity | MicroEvent | OcrText) -> str:
@@ -32,25 +39,43 @@ def payload(node: SuperEvent | MacroEvent | Entity | MicroEvent | OcrText) -> st
     return ". ".join(seen)
 
 
+def _context(graph: VideoGraph, nodes: dict[str, Node]) -> dict[str, list[str]]:
+    """Up to MAX_CONTEXT lines per node: its typed edges (outgoing first), like get_relations."""
+    out: dict[str, list[tuple]] = defaultdict(list)
+    inc: dict[str, list[tuple]] = defaultdict(list)
+    for e in graph.edges:
+        if e.category in (EdgeCategory.HIERARCHY, EdgeCategory.GROUNDING):
+            continue
+        out[e.source].append((e.category.value, e.target, e.label))
+        inc[e.target].append((e.category.value, e.source, e.label))
+    lines: dict[str, list[str]] = {}
+    for node_id in set(out) | set(inc):
+        found = [("->", label, other) for _, other, label in sorted(out[node_id])]
+        found += [("<-", label, other) for _, other, label in sorted(inc[node_id])]
+        lines[node_id] = [f"{arrow} {label} {other.rsplit('/', 1)[-1]}: {brief(nodes[other], 70)}"
+                          for arrow, label, other in found[:MAX_CONTEXT]]
+    return lines
+
+
 def index_rows(graphs: Sequence[VideoGraph]) -> list[dict[str, Any]]:
     """Lance rows (without vectors) for every searchable node of these videos."""
     rows: list[dict[str, Any]] = []
     for graph in graphs:
+        nodes = {n.id: n for n in graph.nodes()}
+        context = _context(graph, nodes)
         macros = {m.id: m for m in graph.macros}
-        for s in graph.supers:
-            rows.append(_row(s, "super", "", s.t_start, s.t_end))
-        for m in graph.macros:
-            rows.append(_row(m, "macro", m.id, m.t_start, m.t_end))
+
+        def row(node: Any, kind: str, macro: MacroEvent | None, t_start: float, t_end: float) -> dict[str, Any]:
+            return {"id": node.id, "video_id": node.video_id, "kind": kind, "macro_id": macro.id if macro else "",
+                    "t_start": float(t_start), "t_end": float(t_end), "text": payload(node),
+                    "display": hit_text(node), "macro_label": macro.label if macro else "",
+                    "context": json.dumps(context.get(node.id, []), ensure_ascii=False)}
+
+        rows += [row(s, "super", None, s.t_start, s.t_end) for s in graph.supers]
+        rows += [row(m, "macro", m, m.t_start, m.t_end) for m in graph.macros]
         for e in graph.entities:
             macro = macros[e.macro_id]
-            rows.append(_row(e, "entity", e.macro_id, macro.t_start, macro.t_end))
-        for ev in graph.events:
-            rows.append(_row(ev, "event", ev.macro_id, ev.t_start, ev.t_end))
-        for o in graph.ocr:
-            rows.append(_row(o, "ocr", o.macro_id, o.t_start, o.t_end))
+            rows.append(row(e, "entity", macro, macro.t_start, macro.t_end))
+        rows += [row(ev, "event", macros[ev.macro_id], ev.t_start, ev.t_end) for ev in graph.events]
+        rows += [row(o, "ocr", macros[o.macro_id], o.t_start, o.t_end) for o in graph.ocr]
     return rows
-
-
-def _row(node: Any, kind: str, macro_id: str, t_start: float, t_end: float) -> dict[str, Any]:
-    return {"id": node.id, "video_id": node.video_id, "kind": kind, "macro_id": macro_id,
-            "t_start": float(t_start), "t_end": float(t_end), "text": payload(node)}

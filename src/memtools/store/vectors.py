@@ -10,6 +10,7 @@ Every write is followed by ``optimize()`` so a memory never piles up versions.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import warnings
@@ -35,6 +36,7 @@ def nodes_schema(dim: int) -> pa.Schema:
     return pa.schema([
         ("id", pa.string()), ("video_id", pa.string()), ("kind", pa.string()), ("macro_id", pa.string()),
         ("t_start", pa.float64()), ("t_end", pa.float64()), ("text", pa.string()),
+        ("display", pa.string()), ("macro_label", pa.string()), ("context", pa.string()),
         ("vector", pa.list_(pa.float32(), dim)),
     ])
 
@@ -52,6 +54,9 @@ class Hit:
     t_end: float
     text: str
     score: float
+    display: str = ""
+    macro_label: str = ""
+    context: tuple[str, ...] = ()
 
 
 def _quote(value: str) -> str:
@@ -205,7 +210,8 @@ class LanceIndex:
                 score_key = "_relevance_score"
             if where:
                 query = query.where(where, prefilter=True)
-            columns = ["id", "video_id", "kind", "macro_id", "t_start", "t_end", "text"]
+            columns = ["id", "video_id", "kind", "macro_id", "t_start", "t_end", "text", "display", "macro_label",
+                       "context"]
             if mode != "hybrid":
                 columns.append(score_key)
             rows = query.select(columns).limit(limit).to_list()
@@ -216,5 +222,6 @@ class LanceIndex:
             raw = float(row.get(score_key, 0.0))
             score = 1.0 - raw if score_key == "_distance" else raw
             hits.append(Hit(row["id"], row["video_id"], row["kind"], row["macro_id"] or "",
-                            row["t_start"], row["t_end"], row["text"], score))
+                            row["t_start"], row["t_end"], row["text"], score, row["display"] or row["text"],
+                            row["macro_label"] or "", tuple(json.loads(row["context"] or "[]"))))
         return hits

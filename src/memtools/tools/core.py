@@ -83,24 +83,6 @@ def _node_item(node) -> NodeItem:
                     detail=node.description)
 
 
-def _hit_text(node) -> str:
-    """What a search hit shows: the node's own words, not its search payload."""
-    if isinstance(node, MicroEvent):
-        parts = [node.action, node.description]
-    elif isinstance(node, Entity):
-        parts = [f"{node.entity_type.value} {node.name}" if node.name else node.entity_type.value, node.description]
-    elif isinstance(node, OcrText):
-        parts = [f'"{node.text}"', node.description]
-    elif isinstance(node, MacroEvent):
-        parts = [node.label, node.summary]
-    else:
-        parts = [node.label, node.description]
-    kept = [p.strip() for p in parts if p and p.strip()]
-    if len(kept) == 2 and kept[1].lower().startswith(kept[0].lower().rstrip(".")):
-        kept = kept[1:]
-    return " — ".join(kept)
-
-
 def _edge_item(e: EdgeRow) -> EdgeItem:
     return EdgeItem(source=e.source, target=e.target, category=e.category.value, label=e.label,
                     description=e.description, other_text=brief(e.other))
@@ -252,19 +234,12 @@ class MemoryTools:
         config = self.search_config
         vector = self.memory.embedder.embed_query(query) if config.mode != "fulltext" else None
         where = where_clause(video_id, kinds, start_sec, end_sec)
-        with self._reading() as g:
+        with self._reading():  # waits out a writer, so lance and kuzu are seen at the same generation
             hits = self.memory.vectors.search(config.mode, vector, query, top_k, where)
-            found = g.get_many([h.id for h in hits] + [h.macro_id for h in hits if h.macro_id])
-            hits = [h for h in hits if h.id in found]  # an id in lance always exists in kuzu
-            context = g.neighbors([h.id for h in hits], config.context_per_hit) if config.context_per_hit else {}
-        results = []
-        for h in hits:
-            macro = found.get(h.macro_id)
-            lines = [f"{'->' if e.source == h.id else '<-'} {e.label} {e.other_id.rsplit('/', 1)[-1]}:"
-                     f" {brief(e.other, 70)}" for e in context.get(h.id, [])]
-            results.append(SearchHit(id=h.id, kind=h.kind, video_id=h.video_id, t_start=h.t_start, t_end=h.t_end,
-                                     text=_hit_text(found[h.id]), score=round(h.score, 4), macro_id=h.macro_id,
-                                     macro_label=getattr(macro, "label", ""), context=lines))
+        results = [SearchHit(id=h.id, kind=h.kind, video_id=h.video_id, t_start=h.t_start, t_end=h.t_end,
+                             text=h.display, score=round(h.score, 4), macro_id=h.macro_id,
+                             macro_label=h.macro_label, context=list(h.context[:config.context_per_hit]))
+                   for h in hits]
         return SearchResult(query=query, mode=config.mode, hits=results)
 
     def search_by_time(self, start_sec: float, end_sec: float, video_id: str | None = None) -> TimeResult:

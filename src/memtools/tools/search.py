@@ -13,7 +13,7 @@ from memtools.store.vectors import SearchMode
 
 class SearchConfig(BaseModel):
     mode: SearchMode = "hybrid"
-    context_per_hit: int = Field(default=3, ge=0, le=10)
+    context_per_hit: int = Field(default=3, ge=0, le=5)
     max_query_chars: int = 1000
 
     @classmethod
