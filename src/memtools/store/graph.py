@@ -278,6 +278,10 @@ class KuzuGraph:
         rows = self._run("MATCH (n:SuperEvent) WHERE n.video_id = $vid RETURN n ORDER BY n.ordinal", {"vid": video_id})
         return [_decode(r[0]) for r in rows]  # type: ignore[misc]
 
+    def macros_of_video(self, video_id: str) -> list[MacroEvent]:
+        rows = self._run("MATCH (n:MacroEvent) WHERE n.video_id = $vid RETURN n ORDER BY n.ordinal", {"vid": video_id})
+        return [_decode(r[0]) for r in rows]  # type: ignore[misc]
+
     def macros_of(self, super_ids: Sequence[str]) -> list[MacroEvent]:
         rows = self._run(
             "MATCH (n:MacroEvent) WHERE n.super_id IN $ids RETURN n ORDER BY n.video_id, n.ordinal",

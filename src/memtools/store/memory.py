@@ -25,11 +25,12 @@ import shutil
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memtools.embed.base import Embedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
-from memtools.schema import VideoGraph
+from memtools.schema import MacroEvent, SuperEvent, Video, VideoGraph
 from memtools.store.graph import KuzuGraph
 from memtools.store.manifest import (
     MANIFEST,
@@ -64,6 +65,16 @@ def embedder_for_name(name: str) -> Embedder:
     return embedder_from_spec(f"hf:{name}")
 
 
+@dataclass(frozen=True)
+class Outline:
+    """A video's root, super events and macro events: small, read often, cached per generation."""
+
+    video: Video
+    supers: tuple[SuperEvent, ...]
+    macros: tuple[MacroEvent, ...]
+    by_id: dict[str, SuperEvent | MacroEvent] = field(repr=False)
+
+
 class Memory:
     """A memory folder. Use ``Memory.open`` / ``Memory.create``; close it (or use ``with``)."""
 
@@ -81,6 +92,7 @@ class Memory:
         self._manifest_stamp = self._stamp()
         self._timer: threading.Timer | None = None
         self._closed = False
+        self._outlines: dict[str, Outline] = {}
 
     # --- opening ------------------------------------------------------------------------
 
@@ -165,6 +177,7 @@ class Memory:
             if stamp != self._manifest_stamp:
                 self._manifest_stamp = stamp
                 self.manifest = read_manifest(self.path)
+                self._outlines.clear()
                 self._release_graph()
                 self._vectors.refresh()
 
@@ -200,6 +213,22 @@ class Memory:
                     self._timer.start()
                 elif self.idle_release <= 0:
                     self._release_graph()
+
+    def outline(self, video_id: str) -> Outline | None:
+        """The root, super and macro events of a video (None if it is not in the memory)."""
+        with self._lock:
+            self.refresh()
+            cached = self._outlines.get(video_id)
+            if cached is not None:
+                return cached
+            with self.reading() as g:
+                video = g.get(video_id)
+                if not isinstance(video, Video):
+                    return None
+                supers, macros = tuple(g.supers(video_id)), tuple(g.macros_of_video(video_id))
+            outline = Outline(video, supers, macros, {n.id: n for n in (*supers, *macros)})
+            self._outlines[video_id] = outline
+            return outline
 
     @property
     def vectors(self) -> LanceIndex:
@@ -336,6 +365,7 @@ class Memory:
             write_manifest(self.path, manifest)
             self.manifest = manifest
             self._manifest_stamp = self._stamp()
+            self._outlines.clear()
 
     def delete_video(self, video_id: str) -> bool:
         """Remove a video, its vectors and its frames. Returns False if it was not there."""
@@ -359,6 +389,7 @@ class Memory:
             write_manifest(self.path, manifest)
             self.manifest = manifest
             self._manifest_stamp = self._stamp()
+            self._outlines.clear()
         shutil.rmtree(self.frames_dir(video_id), ignore_errors=True)
         return True
 
@@ -372,6 +403,7 @@ class Memory:
             write_manifest(self.path, manifest)
             self.manifest = manifest
             self._manifest_stamp = self._stamp()
+            self._outlines.clear()
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())

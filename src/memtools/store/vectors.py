@@ -27,7 +27,9 @@ from memtools.errors import StoreError
 
 log = logging.getLogger(__name__)
 
-ANN_MIN_ROWS = 150_000
+ANN_MIN_ROWS = 50_000   # below this, exact search is fast enough (benchmarks/tool_latency.py)
+ANN_MAX_SEGMENTS = 4     # optimize() appends index segments; past this many the index is rebuilt
+ANN_REFINE = 5           # re-rank 5x candidates with exact distances: exact scores, ~98% of exact top-k
 KEEP_VERSIONS_FOR = timedelta(minutes=5)
 SearchMode = Literal["vector", "fulltext", "hybrid"]
 
@@ -86,6 +88,7 @@ class LanceIndex:
         self.dim = dim
         self._connection = None
         self._nodes = None
+        self._ann: bool | None = None  # whether the nodes table has a vector index (cached)
         self._version: int | None = None
 
     @property
@@ -121,6 +124,7 @@ class LanceIndex:
 
     def refresh(self) -> None:
         """See writes made by other processes since this handle was opened."""
+        self._ann = None
         if self._nodes is not None:
             try:
                 self._nodes.checkout_latest()
@@ -166,6 +170,7 @@ class LanceIndex:
         from lancedb.index import FTS, Bitmap, BTree, IvfPq
 
         table = self.nodes()
+        self._ann = None
         if table is None or table.count_rows() == 0:
             return
         try:
@@ -177,14 +182,30 @@ class LanceIndex:
                 for column, config in (("video_id", Bitmap()), ("kind", Bitmap()), ("t_start", BTree()), ("t_end", BTree())):
                     if (column,) not in have:
                         table.create_index(column, config=config)
-                if ("vector",) not in have and table.count_rows() >= ANN_MIN_ROWS:
-                    log.info("building ANN index over %d rows", table.count_rows())
-                    table.create_index("vector", config=IvfPq(distance_type="cosine"))
                 table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
+                if table.count_rows() >= ANN_MIN_ROWS and (
+                        ("vector",) not in have or self._vector_segments(table) > ANN_MAX_SEGMENTS):
+                    log.info("building the ANN index over %d rows", table.count_rows())
+                    table.create_index("vector", config=IvfPq(distance_type="cosine"), replace=True)
+                    table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
         except Exception as exc:
             raise StoreError(f"vector store indexing failed: {exc}") from exc
 
+    @staticmethod
+    def _vector_segments(table) -> int:
+        for index in table.list_indices():
+            if tuple(index.columns) == ("vector",):
+                return int(getattr(index, "num_segments", 1) or 1)
+        return 0
+
     # --- reads --------------------------------------------------------------------------
+
+    @property
+    def _has_ann(self) -> bool:
+        if self._ann is None:
+            table = self.nodes()
+            self._ann = table is not None and self._vector_segments(table) > 0
+        return self._ann
 
     def count(self) -> int:
         table = self.nodes()
@@ -208,6 +229,8 @@ class LanceIndex:
                 query = (table.search(query_type="hybrid").vector(vector.tolist()).text(text)
                          .distance_type("cosine").rerank(RRFReranker()))
                 score_key = "_relevance_score"
+            if mode != "fulltext" and self._has_ann:
+                query = query.refine_factor(ANN_REFINE)
             if where:
                 query = query.where(where, prefilter=True)
             columns = ["id", "video_id", "kind", "macro_id", "t_start", "t_end", "text", "display", "macro_label",

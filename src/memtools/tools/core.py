@@ -19,10 +19,10 @@ from memtools.schema import (
     NodeKind,
     OcrText,
     SuperEvent,
-    Video,
     kind_of_id,
 )
 from memtools.store import EdgeRow, Memory
+from memtools.store.memory import Outline
 from memtools.store.vectors import where_clause
 from memtools.tools import messages as msg
 from memtools.tools.frames import inspect_window
@@ -127,44 +127,51 @@ class MemoryTools:
                  for vid, e in sorted(self.memory.manifest.videos.items())]
         return VideoList(videos=items)
 
+    def _outline(self, video_id: str) -> Outline | None:
+        try:
+            return self.memory.outline(video_id)
+        except MemoryBusy as exc:
+            raise ToolError(msg.BUSY) from exc
+
+    def _lookup(self, node_id: str, kind: type):
+        """A super or macro event by id, from its video's cached outline (None if absent)."""
+        outline = self._outline(node_id.split("/", 1)[0]) if "/" in node_id else None
+        node = outline.by_id.get(node_id) if outline else None
+        return node if isinstance(node, kind) else None
+
     def get_summary(self, video_id: str | None = None) -> Summary:
         vid = self._video_id(video_id)
-        with self._reading() as g:
-            video = g.get(vid)
-            supers = g.supers(vid)
-            macros = g.macros_of([s.id for s in supers])
-        assert isinstance(video, Video)
+        outline = self._outline(vid)
+        if outline is None:
+            raise ToolError(msg.UNKNOWN_VIDEO.format(video_id=vid, some=", ".join(self.memory.video_ids()[:5])))
+        video = outline.video
         counts: dict[str, int] = {}
-        for m in macros:
+        for m in outline.macros:
             counts[m.super_id] = counts.get(m.super_id, 0) + 1
         return Summary(
             video_id=vid, title=video.title, description=video.description, themes=list(video.themes),
             key_entities=list(video.key_entities), emotional_tone=video.emotional_tone, duration=video.duration,
             supers=[SuperBrief(id=s.id, label=s.label, t_start=s.t_start, t_end=s.t_end,
-                               macro_count=counts.get(s.id, 0)) for s in supers],
+                               macro_count=counts.get(s.id, 0)) for s in outline.supers],
         )
 
     def get_super_events(self, video_id: str | None = None, super_ids: Sequence[str] | None = None) -> SuperEvents:
         if super_ids:
             if len(super_ids) > MAX_IDS:
                 raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(super_ids)))
-            with self._reading() as g:
-                found = g.get_many(super_ids)
-                supers = [found[s] for s in super_ids if isinstance(found.get(s), SuperEvent)]
-                missing = [s for s in super_ids if not isinstance(found.get(s), SuperEvent)]
-                if missing:
-                    raise ToolError(msg.BAD_ID.format(what="super event", node_id=missing[0],
-                                                      example="<video>/super_01", hint=msg.SUPER_HINT))
-                macros = g.macros_of([s.id for s in supers])
+            supers = [self._lookup(s, SuperEvent) for s in super_ids]
+            missing = [s for s, found in zip(super_ids, supers) if found is None]
+            if missing:
+                raise ToolError(msg.BAD_ID.format(what="super event", node_id=missing[0],
+                                                  example="<video>/super_01", hint=msg.SUPER_HINT))
             vid = supers[0].video_id
         else:
             vid = self._video_id(video_id)
-            with self._reading() as g:
-                supers = g.supers(vid)
-                macros = g.macros_of([s.id for s in supers])
+            supers = list(self._outline(vid).supers)
         children: dict[str, list[str]] = {}
-        for m in macros:
-            children.setdefault(m.super_id, []).append(m.id)
+        for video in dict.fromkeys(s.video_id for s in supers):
+            for m in self._outline(video).macros:
+                children.setdefault(m.super_id, []).append(m.id)
         return SuperEvents(video_id=vid, supers=[
             SuperItem(id=s.id, label=s.label, t_start=s.t_start, t_end=s.t_end, description=s.description,
                       key_entities=list(s.key_entities), macro_ids=children.get(s.id, [])) for s in supers])
@@ -172,34 +179,33 @@ class MemoryTools:
     def get_macro_events(self, super_id: str | None = None, macro_ids: Sequence[str] | None = None) -> MacroEvents:
         if (super_id is None) == (not macro_ids):
             raise ToolError(msg.NEED_SUPER_OR_MACROS)
-        with self._reading() as g:
-            if super_id is not None:
-                sup = g.get(super_id)
-                if not isinstance(sup, SuperEvent):
-                    raise ToolError(msg.BAD_ID.format(what="super event", node_id=super_id,
-                                                      example="<video>/super_01", hint=msg.SUPER_HINT))
-                return MacroEvents(macros=[_macro_item(m, sup.label) for m in g.macros_of([super_id])])
-            if len(macro_ids) > MAX_IDS:
-                raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(macro_ids)))
-            found = g.get_many(macro_ids)
-            macros = [found[m] for m in macro_ids if isinstance(found.get(m), MacroEvent)]
-            missing = [m for m in macro_ids if not isinstance(found.get(m), MacroEvent)]
-            if not macros:
-                raise ToolError(msg.BAD_ID.format(what="macro event", node_id=missing[0],
-                                                  example="<video>/macro_0003", hint=msg.MACRO_HINT))
-            supers = g.get_many({m.super_id for m in macros})
-        return MacroEvents(macros=[_macro_item(m, getattr(supers.get(m.super_id), "label", "")) for m in macros],
-                           missing=missing)
+        if super_id is not None:
+            sup = self._lookup(super_id, SuperEvent)
+            if sup is None:
+                raise ToolError(msg.BAD_ID.format(what="super event", node_id=super_id,
+                                                  example="<video>/super_01", hint=msg.SUPER_HINT))
+            macros = [m for m in self._outline(sup.video_id).macros if m.super_id == super_id]
+            return MacroEvents(macros=[_macro_item(m, sup.label) for m in macros])
+        if len(macro_ids) > MAX_IDS:
+            raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(macro_ids)))
+        found = [self._lookup(m, MacroEvent) for m in macro_ids]
+        macros = [m for m in found if m is not None]
+        missing = [m for m, f in zip(macro_ids, found) if f is None]
+        if not macros:
+            raise ToolError(msg.BAD_ID.format(what="macro event", node_id=missing[0],
+                                              example="<video>/macro_0003", hint=msg.MACRO_HINT))
+        return MacroEvents(macros=[_macro_item(m, getattr(self._lookup(m.super_id, SuperEvent), "label", ""))
+                                   for m in macros], missing=missing)
 
     def get_subgraph(self, macro_id: str) -> Subgraph:
         if kind_of_id(macro_id) is NodeKind.SUPER:
             raise ToolError(msg.SUPER_NOT_MACRO.format(node_id=macro_id))
+        macro = self._lookup(macro_id, MacroEvent)
+        if macro is None:
+            raise ToolError(msg.BAD_ID.format(what="macro event", node_id=macro_id,
+                                              example="<video>/macro_0003", hint=msg.MACRO_HINT))
+        sup = self._lookup(macro.super_id, SuperEvent)
         with self._reading() as g:
-            macro = g.get(macro_id)
-            if not isinstance(macro, MacroEvent):
-                raise ToolError(msg.BAD_ID.format(what="macro event", node_id=macro_id,
-                                                  example="<video>/macro_0003", hint=msg.MACRO_HINT))
-            sup = g.get(macro.super_id)
             nodes = g.children(macro_id)
             edges = g.subgraph_edges(macro_id)
         items = [_node_item(n) for n in nodes]
@@ -248,11 +254,10 @@ class MemoryTools:
         duration = self.memory.manifest.videos[vid].duration
         if duration and start_sec > duration:
             raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(duration)))
-        with self._reading() as g:
-            macros = g.macros_overlapping(start_sec, end_sec, vid)
-            supers = g.get_many({m.super_id for m in macros})
+        outline = self._outline(vid)
+        macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec]
         return TimeResult(start_sec=start_sec, end_sec=end_sec, matches=[
-            TimeMatch(video_id=m.video_id, macro=_macro_item(m, getattr(supers.get(m.super_id), "label", "")))
+            TimeMatch(video_id=m.video_id, macro=_macro_item(m, getattr(outline.by_id.get(m.super_id), "label", "")))
             for m in macros])
 
     # --- traversal ----------------------------------------------------------------------
@@ -284,11 +289,11 @@ class MemoryTools:
         self._check_window(start_sec, end_sec)
         _range("max_frames", max_frames, 1, MAX_FRAMES)
         vid = self._video_id(video_id)
+        outline = self._outline(vid)
+        video = outline.video
+        macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec]
         with self._reading() as g:
-            video = g.get(vid)
             keyframes = g.keyframes(vid, start_sec, end_sec)
-            macros = g.macros_overlapping(start_sec, end_sec, vid)
-        assert isinstance(video, Video)
         if video.duration and start_sec > video.duration:
             raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(video.duration)))
         return inspect_window(self.memory.path, video, keyframes, macros, start_sec, end_sec, max_frames)
