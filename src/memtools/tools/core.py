@@ -206,8 +206,7 @@ class MemoryTools:
                                               example="<video>/macro_0003", hint=msg.MACRO_HINT))
         sup = self._lookup(macro.super_id, SuperEvent)
         with self._reading() as g:
-            nodes = g.children(macro_id)
-            edges = g.subgraph_edges(macro_id)
+            nodes, edges = g.subgraph(macro_id)
         items = [_node_item(n) for n in nodes]
         events = sorted((i for i in items if i.kind == "event"), key=lambda i: (i.t_start or 0, i.id))
         ocr = sorted((i for i in items if i.kind == "ocr"), key=lambda i: (i.t_start or 0, i.id))
