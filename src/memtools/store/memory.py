@@ -51,6 +51,8 @@ VECTORS_DIR = "vectors"
 LOCK_FILE = "memtools.lock"
 INTENT_FILE = ".write-intent"
 EMBED_BATCH = 256
+WRITE_BUFFER_MB = 1024  # kuzu buffer pool of a writer: a batch must fit before COMMIT
+BATCH_NODES = 60_000    # a write batch also ends once it holds this many nodes
 
 
 def embedder_for_name(name: str) -> Embedder:
@@ -272,7 +274,7 @@ class Memory:
                 graph = None
                 while graph is None:
                     try:
-                        graph = KuzuGraph(self.path / GRAPH_FILE, read_only=False)
+                        graph = KuzuGraph(self.path / GRAPH_FILE, read_only=False, buffer_pool_mb=WRITE_BUFFER_MB)
                     except MemoryBusy:
                         if time.monotonic() >= deadline:
                             raise MemoryBusy(
@@ -292,12 +294,15 @@ class Memory:
 
     def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
                      progress: callable | None = None) -> int:
-        """Write many videos, ``batch_size`` per atomic step. Returns how many were written."""
-        written = 0
+        """Write many videos, ``batch_size`` (or ``BATCH_NODES`` nodes) per atomic step.
+        Returns how many were written."""
+        written = nodes = 0
         batch: list[VideoGraph] = []
         for graph in graphs:
             batch.append(graph)
-            if len(batch) >= batch_size:
+            nodes += len(graph.entities) + len(graph.events) + len(graph.ocr) + len(graph.macros)
+            if len(batch) >= batch_size or nodes >= BATCH_NODES:
+                nodes = 0
                 self._write_batch(batch)
                 written += len(batch)
                 batch = []
