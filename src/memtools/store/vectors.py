@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 ANN_MIN_ROWS = 50_000   # below this, exact search is fast enough (benchmarks/tool_latency.py)
 ANN_MAX_SEGMENTS = 4     # optimize() appends index segments; past this many the index is rebuilt
 ANN_REFINE = 5           # re-rank 5x candidates with exact distances: exact scores, ~98% of exact top-k
-KEEP_VERSIONS_FOR = timedelta(minutes=5)
+KEEP_VERSIONS_FOR = timedelta(minutes=1)  # readers re-check the manifest before every search
 SearchMode = Literal["vector", "fulltext", "hybrid"]
 
 
