@@ -56,12 +56,24 @@ def embedder_from_spec(
     raise ConfigError(f"unknown embedder spec {spec!r}; use one of: {', '.join(SPEC_FORMS)}")
 
 
+def embedder_for_name(name: str) -> Embedder:
+    """Reload the embedder a memory's manifest names (the default model, ``openai:``, ``test:``
+    or a Hugging Face model name)."""
+    default = default_embedder()
+    if name == default.name:
+        return default
+    if name.startswith(("openai:", "test:")):
+        return embedder_from_spec(name)
+    return embedder_from_spec(f"hf:{name}")
+
+
 __all__ = [
     "Embedder",
     "OpenAIEmbedder",
     "TestEmbedder",
     "TransformersEmbedder",
     "default_embedder",
+    "embedder_for_name",
     "embedder_from_spec",
     "normalize",
 ]

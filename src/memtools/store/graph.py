@@ -20,16 +20,6 @@ from typing import Any
 import pyarrow as pa
 
 from memtools.errors import MemoryBusy, StoreError
-from memtools.store.graph_schema import (
-    _BY_NAME,
-    _CHILDREN,
-    _DETAIL,
-    TABLES,
-    _decode,
-    _details,
-    _encode,
-    _schema_ddl,
-)
 from memtools.schema import (
     KIND_OF,
     EdgeCategory,
@@ -41,6 +31,16 @@ from memtools.schema import (
     Video,
     VideoGraph,
     kind_of_id,
+)
+from memtools.store.graph_schema import (
+    _BY_NAME,
+    _CHILDREN,
+    _DETAIL,
+    TABLES,
+    _decode,
+    _details,
+    _encode,
+    _schema_ddl,
 )
 
 LOCK_MARKERS = ("Could not set lock", "lock on file")

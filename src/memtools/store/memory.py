@@ -25,12 +25,11 @@ import shutil
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from memtools.embed.base import Embedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
-from memtools.schema import MacroEvent, SuperEvent, Video, VideoGraph
+from memtools.schema import Video, VideoGraph
 from memtools.store.graph import KuzuGraph
 from memtools.store.manifest import (
     MANIFEST,
@@ -41,6 +40,7 @@ from memtools.store.manifest import (
     read_manifest,
     write_manifest,
 )
+from memtools.store.outline import Outline
 from memtools.store.payload import index_rows
 from memtools.store.vectors import LanceIndex
 
@@ -53,28 +53,6 @@ INTENT_FILE = ".write-intent"
 EMBED_BATCH = 256
 WRITE_BUFFER_MB = 1024  # kuzu buffer pool of a writer: a batch must fit before COMMIT
 BATCH_NODES = 60_000    # a write batch also ends once it holds this many nodes
-
-
-def embedder_for_name(name: str) -> Embedder:
-    """Reload the embedder a manifest names (the default model, ``openai:``, ``test:`` or a hub id)."""
-    from memtools.embed import default_embedder, embedder_from_spec
-
-    default = default_embedder()
-    if name == default.name:
-        return default
-    if name.startswith(("openai:", "test:")):
-        return embedder_from_spec(name)
-    return embedder_from_spec(f"hf:{name}")
-
-
-@dataclass(frozen=True)
-class Outline:
-    """A video's root, super events and macro events: small, read often, cached per generation."""
-
-    video: Video
-    supers: tuple[SuperEvent, ...]
-    macros: tuple[MacroEvent, ...]
-    by_id: dict[str, SuperEvent | MacroEvent] = field(repr=False)
 
 
 class Memory:
@@ -127,6 +105,8 @@ class Memory:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
+            from memtools.embed import embedder_for_name
+
             self._embedder = embedder_for_name(self.manifest.embedder.name)
         return self._embedder
 

@@ -10,7 +10,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from memtools.describe import brief, hit_text
-from memtools.schema import EdgeCategory, Entity, MacroEvent, MicroEvent, Node, OcrText, SuperEvent, VideoGraph
+from memtools.schema import (
+    EdgeCategory,
+    Entity,
+    MacroEvent,
+    MicroEvent,
+    Node,
+    OcrText,
+    SuperEvent,
+    VideoGraph,
+)
 
 MAX_CONTEXT = 5  # context lines stored per node; SearchConfig.context_per_hit shows up to this many
 

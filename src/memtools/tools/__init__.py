@@ -12,9 +12,9 @@ from memtools.tools.results import (
     Relations,
     SearchHit,
     SearchResult,
-    SuperEvents,
     Subgraph,
     Summary,
+    SuperEvents,
     TimeResult,
     VideoList,
 )

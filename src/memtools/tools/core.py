@@ -22,7 +22,7 @@ from memtools.schema import (
     kind_of_id,
 )
 from memtools.store import EdgeRow, Memory
-from memtools.store.memory import Outline
+from memtools.store.outline import Outline
 from memtools.store.vectors import where_clause
 from memtools.tools import messages as msg
 from memtools.tools.frames import inspect_window
@@ -35,11 +35,11 @@ from memtools.tools.results import (
     Relations,
     SearchHit,
     SearchResult,
+    Subgraph,
+    Summary,
     SuperBrief,
     SuperEvents,
     SuperItem,
-    Subgraph,
-    Summary,
     TimeMatch,
     TimeResult,
     VideoItem,
