@@ -1,7 +1,5 @@
 """``import-memdreamer``: MEMDREAMER release memories -> a memtools memory the tools answer on.
-
 The release is made by the tests:
-
 * ``kitchen/`` is ``kitchen_graph()`` written by ``export_memdreamer`` (nested episodes, an
   ``embeddings.json`` of another dimension) — the round trip;
 * ``Lecture Hall (2)/`` is hand-written with the quirks the reference code tolerates or
@@ -26,10 +24,12 @@ import pytest
 from memtools.cli import main
 from memtools.embed import TestEmbedder
 from memtools.errors import ImportFormatError
-from memtools.importers.memdreamer import find_videos, import_memdreamer, read_memdreamer
+from memtools.importers.memdreamer import (
+    find_videos,
+    import_memdreamer,
+    read_memdreamer,
+)
 from memtools.importers.memdreamer_export import export_memdreamer
-from memtools.importers.memdreamer_values import fit_label, time_range
-from memtools.schema import EdgeCategory, NodeKind
 from memtools.store import Memory
 from memtools.testing import kitchen_graph
 from memtools.tools import MemoryTools
@@ -397,23 +397,3 @@ def test_keys_that_slugify_alike_keep_the_first(tmp_path):
     report = read_memdreamer(tmp_path).report
     assert [(v.key, v.status) for v in report.videos] == [("trip 1", "parsed"), ("trip_1", "skipped")]
     assert "already taken by 'trip 1'" in report.videos[1].error
-
-
-# --- value readers ---------------------------------------------------------------------
-
-
-def test_time_ranges_in_every_shape():
-    assert time_range([1, "2.5"]) == (1.0, 2.5)
-    assert time_range({"start": "0:01:05", "end": 70}) == (65.0, 70.0)
-    assert time_range({"start_sec": 3}) == (3.0, 3.0)
-    assert time_range("soon") is None and time_range([None, None]) is None
-
-
-def test_labels_fit_by_endpoint_kinds():
-    macro, sup, evt, ent = NodeKind.MACRO, NodeKind.SUPER, NodeKind.EVENT, NodeKind.ENTITY
-    assert fit_label("LEADS_TO", macro, macro) == (EdgeCategory.MACRO_CAUSAL, "CAUSES", False)
-    assert fit_label("LEADS_TO", sup, sup) == (EdgeCategory.PROGRESSION, "LEADS_TO", False)
-    assert fit_label("CAUSES", sup, sup) == (EdgeCategory.PROGRESSION, "LEADS_TO", False)
-    assert fit_label("AFTER", evt, evt) == (EdgeCategory.TEMPORAL, "BEFORE", True)
-    assert fit_label("BEFORE", macro, macro) is None
-    assert fit_label("LOCATED_IN", evt, ent) is None
