@@ -151,7 +151,7 @@ class Profile:
         from memtools.store.graph import KuzuGraph
         from memtools.store.vectors import LanceIndex
 
-        patches = [(KuzuGraph, "_run", "kuzu"), (KuzuGraph, "__init__", "kuzu"), (KuzuGraph, "neighbors", "context"),
+        patches = [(KuzuGraph, "_run", "kuzu"), (KuzuGraph, "__init__", "kuzu"),
                    (LanceIndex, "search", "lance"), (type(embedder), "embed_query", "embed")]
         originals = [(cls, name, getattr(cls, name)) for cls, name, _ in patches]
         for cls, name, bucket in patches:
@@ -300,10 +300,10 @@ def report(sizes: list[dict]) -> str:
             p50 = p50_p99(r["times"])[0]
             prof = r["profile"]
             prof_rows.append([name, fmt_ms(p50), fmt_ms(sum(r["times"]) / len(r["times"]) * 1000),
-                              fmt_ms(prof.get("kuzu", 0.0)), fmt_ms(prof.get("context", 0.0)),
+                              fmt_ms(prof.get("kuzu", 0.0)),
                               fmt_ms(prof.get("lance", 0.0)), fmt_ms(prof.get("embed", 0.0))])
         out += [f"Where the time goes at {s['hours']:g} h (warm; mean ms per call):", "",
-                markdown_table(["tool", "p50", "mean", "kuzu (all)", "of which context (neighbors)", "lance",
+                markdown_table(["tool", "p50", "mean", "kuzu (all)", "lance",
                                 "embed query"], prof_rows), ""]
     out.append(check_targets(sizes))
     return "\n".join(out)

@@ -28,13 +28,11 @@ from memtools.schema import (
     Node,
     NodeKind,
     SuperEvent,
-    Video,
     VideoGraph,
     kind_of_id,
 )
 from memtools.store.graph_schema import (
     _BY_NAME,
-    _CHILDREN,
     _DETAIL,
     TABLES,
     _decode,
@@ -188,10 +186,6 @@ class KuzuGraph:
             found.update((row[0]["id"], _decode(row[0])) for row in rows)
         return found
 
-    def videos(self) -> list[Video]:
-        rows = self._run("MATCH (n:Video) RETURN n ORDER BY n.id")
-        return [_decode(r[0]) for r in rows]  # type: ignore[misc]
-
     def supers(self, video_id: str) -> list[SuperEvent]:
         rows = self._run("MATCH (n:SuperEvent) WHERE n.video_id = $vid RETURN n ORDER BY n.ordinal", {"vid": video_id})
         return [_decode(r[0]) for r in rows]  # type: ignore[misc]
@@ -200,47 +194,13 @@ class KuzuGraph:
         rows = self._run("MATCH (n:MacroEvent) WHERE n.video_id = $vid RETURN n ORDER BY n.ordinal", {"vid": video_id})
         return [_decode(r[0]) for r in rows]  # type: ignore[misc]
 
-    def macros_of(self, super_ids: Sequence[str]) -> list[MacroEvent]:
-        rows = self._run(
-            "MATCH (n:MacroEvent) WHERE n.super_id IN $ids RETURN n ORDER BY n.video_id, n.ordinal",
-            {"ids": list(super_ids)},
-        )
-        return [_decode(r[0]) for r in rows]  # type: ignore[misc]
-
-    def macros_overlapping(self, start: float, end: float, video_id: str | None) -> list[MacroEvent]:
-        rows = self._run(
-            "MATCH (n:MacroEvent) WHERE n.t_end >= $s AND n.t_start <= $e"
-            " AND ($vid IS NULL OR n.video_id = $vid) RETURN n ORDER BY n.video_id, n.ordinal",
-            {"s": float(start), "e": float(end), "vid": video_id},
-        )
-        return [_decode(r[0]) for r in rows]  # type: ignore[misc]
-
-    def children(self, macro_id: str) -> list[Node]:
-        rows = self._run(
-            "MATCH (m:MacroEvent {id: $id})-[r:Rel]->(n) WHERE r.category = 'hierarchy' RETURN n ORDER BY n.id",
-            {"id": macro_id},
-        )
-        return [_decode(r[0]) for r in rows]
-
     def subgraph(self, macro_id: str) -> tuple[list[Node], list[tuple[str, str, str, str, str]]]:
         """A macro event's children (by id) and the edges among them (by source, target)."""
         rows = self._run(f"MATCH (d:{_DETAIL} {{id: $id}}) RETURN d.children, d.edges", {"id": macro_id})
         if not rows:
-            return self.children(macro_id), self.subgraph_edges(macro_id)
+            return [], []
         children, edges = rows[0]
         return [_decode(row) for row in json.loads(children)], [tuple(e) for e in json.loads(edges)]
-
-    def subgraph_edges(self, macro_id: str) -> list[tuple[str, str, str, str, str]]:
-        """(source, target, category, label, description) of edges among a macro's children."""
-        # b.macro_id is tested here, not in the query: kuzu 0.11.3 turns a property filter on
-        # the far node into a scan of every child table (45 ms instead of 5 ms at 1,000 h).
-        rows = self._run(
-            f"MATCH (m:MacroEvent {{id: $id}})-[:Rel]->(a:{_CHILDREN})-[r:Rel]->(b:{_CHILDREN})"
-            " WHERE r.category <> 'hierarchy'"
-            " RETURN a.id, b.id, r.category, r.label, r.description, b.macro_id ORDER BY a.id, b.id",
-            {"id": macro_id},
-        )
-        return [tuple(r[:5]) for r in rows if r[5] == macro_id]  # type: ignore[misc]
 
     def edges(self, node_id: str, direction: str, categories: Sequence[str] | None = None,
               labels: Sequence[str] | None = None, limit: int = 200) -> list[EdgeRow]:
@@ -292,26 +252,3 @@ class KuzuGraph:
         )
         counts["edges"] = int(rows[0][0])
         return counts
-
-    def neighbors(self, node_ids: Sequence[str], per_node: int) -> dict[str, list[EdgeRow]]:
-        """Up to ``per_node`` non-hierarchy edges at each node (both directions), in few queries."""
-        by_kind: dict[NodeKind, list[str]] = defaultdict(list)
-        for node_id in node_ids:
-            kind = kind_of_id(node_id)
-            if kind is not None:
-                by_kind[kind].append(node_id)
-        found: dict[str, list[EdgeRow]] = defaultdict(list)
-        for kind, ids in by_kind.items():
-            table = TABLES[kind].name
-            for pattern, outgoing in ((f"(n:{table})-[r:Rel]->(m)", True), (f"(m)-[r:Rel]->(n:{table})", False)):
-                rows = self._run(
-                    f"MATCH {pattern} WHERE n.id IN $ids AND r.category <> 'hierarchy'"
-                    " AND r.category <> 'grounding' RETURN n.id, r.category, r.label, r.description, m"
-                    " ORDER BY n.id, r.category, m.id",
-                    {"ids": ids},
-                )
-                for nid, cat, label, desc, m in rows:
-                    if len(found[nid]) < per_node:
-                        src, dst = (nid, m["id"]) if outgoing else (m["id"], nid)
-                        found[nid].append(EdgeRow(src, dst, EdgeCategory(cat), label, desc or "", _decode(m)))
-        return found

@@ -70,7 +70,6 @@ TABLES: dict[NodeKind, _Table] = {
     )
 }
 _BY_NAME = {t.name: t for t in TABLES.values()}
-_CHILDREN = "Entity:MicroEvent:OcrText"  # the node tables under a macro event (a label union)
 _DETAIL = "MacroDetail"  # per macro event: its subgraph as JSON (see _details)
 
 # Every (source table, target table) pair an edge may join; one REL TABLE GROUP holds them all.
