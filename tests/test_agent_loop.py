@@ -70,11 +70,11 @@ def test_tool_calling_search_subgraph_answer(memory):
         "overview", "search_nodes(query='flames rise from the frying pan')", f"get_subgraph(macro_id='{M2}')"]
     assert out["exploration"]["macros_opened"] == [M2]
     assert M2 in out["exploration"]["macros_found"]
-    # the model got the nine tools minus inspect_frames (text-only) plus `answer`, and must call one
+    # the model got every tool but inspect_frames (text-only) plus `answer`, and must call one
     bound = model.call_kwargs[0]
     assert [t["function"]["name"] for t in bound["tools"]] == [
         "list_videos", "get_summary", "get_super_events", "get_macro_events", "get_subgraph", "search_nodes",
-        "search_by_time", "get_relations", "answer"]
+        "search_graph", "search_entities", "get_entity_timeline", "search_by_time", "get_relations", "answer"]
     assert bound["tool_choice"] == "any"
     # round 0 sees the root + super events; the scoped video id was filled in for search
     first = human(model.prompts[0])

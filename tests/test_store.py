@@ -30,7 +30,7 @@ def test_rewriting_a_video_replaces_it_without_duplicates(fresh_memory):
     graph.macros[0].label = "Dicing onions"
     fresh_memory.write_video(graph)
     assert _counts(fresh_memory) == first
-    assert fresh_memory.vectors.count() == 2 + 3 + 7 + 5 + 1
+    assert fresh_memory.vectors.count() == 1 + 2 + 3 + 7 + 5 + 1  # the root's profile row, then each node
     tools = MemoryTools(fresh_memory)
     assert tools.get_macro_events(macro_ids=["kitchen/macro_0000"]).macros[0].label == "Dicing onions"
     assert [h.id for h in tools.search_nodes("Dicing", top_k=50, node_types=["macro"]).hits].count(
@@ -118,7 +118,7 @@ def test_lance_versions_do_not_pile_up(fresh_memory):
     for _ in range(6):
         fresh_memory.write_video(kitchen_graph())
     table = fresh_memory.vectors.nodes()
-    assert table.count_rows() == 18
+    assert table.count_rows() == 19
     assert len(table.list_indices()) == 5  # fts + 2 bitmap + 2 btree
 
 

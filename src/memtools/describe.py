@@ -45,6 +45,8 @@ def hit_text(node: Node) -> str:
         parts = [f'"{node.text}"', node.description]
     elif isinstance(node, MacroEvent):
         parts = [node.label, node.summary]
+    elif isinstance(node, Video):
+        parts = [node.title or node.id, node.description]
     else:
         parts = [node.label, node.description]
     kept = [p.strip() for p in parts if p and p.strip()]

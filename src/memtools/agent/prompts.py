@@ -154,13 +154,16 @@ Each round you read one observation, keep what matters from it, then either answ
 - Macro events (<video>/macro_0003): self-contained episodes inside a super event, with time ranges, key entities.
 - Subgraph of a macro event: entities (ent_), micro-events (evt_), on-screen text (ocr_) and typed edges \
 (roles, layout, temporal-causal).
+- Entities (<video>/entity_003): one person or object merged across every episode it appears in.
 The first observation holds ONLY the root and the super-event list. Macro details, subgraphs and edges are not \
 preloaded: drill down with tools. Times are absolute [H:MM:SS] from the start of the video."""
 
 _STRATEGY = """# Strategy
 Default workflow: search -> identify the macro_id -> get_subgraph for full detail. Macro labels are summaries: do \
 not answer who-did-what, counts or exact values from them alone. Pick the tool from the question: a time \
-reference -> search_by_time; a person + action -> search_nodes; a causal chain -> get_relations.
+reference -> search_by_time; a person + action -> search_nodes; a causal chain -> get_relations or \
+search_graph; everything one person or object does, or when it first/last appears -> search_entities then \
+get_entity_timeline. For "what had happened by <time>" pass as_of_sec so later events are left out.
 
 # Search queries
 - Write a DESCRIPTIVE STATEMENT, not a question: embeddings match event descriptions.

@@ -252,3 +252,12 @@ class KuzuGraph:
         )
         counts["edges"] = int(rows[0][0])
         return counts
+
+    def video_edges(self, video_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(source, target, label) of every typed edge (not CONTAINS) of these videos, for graph walks."""
+        rows = self._run(
+            "MATCH (a)-[r:Rel]->(b) WHERE a.video_id IN $vids AND r.category <> 'hierarchy'"
+            " RETURN a.id, b.id, r.label",
+            {"vids": list(video_ids)},
+        )
+        return [(a, b, label) for a, b, label in rows]

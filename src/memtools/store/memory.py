@@ -40,6 +40,8 @@ from memtools.store.manifest import (
     read_manifest,
     write_manifest,
 )
+from memtools.store.entities import entity_rows
+from memtools.store.entity_index import EntityIndex
 from memtools.store.outline import Outline
 from memtools.store.payload import index_rows
 from memtools.store.vectors import LanceIndex
@@ -68,6 +70,7 @@ class Memory:
         self.idle_release = idle_release
         self._graph: KuzuGraph | None = None
         self._vectors = LanceIndex(self.path / VECTORS_DIR, manifest.embedder.dim)
+        self._entities = EntityIndex(self._vectors)
         self._lock = threading.RLock()  # guards the graph handle and serializes writes
         self._manifest_stamp = self._stamp()
         self._timer: threading.Timer | None = None
@@ -162,6 +165,7 @@ class Memory:
                 self._outlines.clear()
                 self._release_graph()
                 self._vectors.refresh()
+                self._entities.refresh()
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[KuzuGraph]:
@@ -215,6 +219,11 @@ class Memory:
     @property
     def vectors(self) -> LanceIndex:
         return self._vectors
+
+    @property
+    def entities(self) -> EntityIndex:
+        """Canonical entities (one row per real-world referent of a video, with its timeline)."""
+        return self._entities
 
     def video_ids(self) -> list[str]:
         self.refresh()
@@ -305,24 +314,27 @@ class Memory:
             except ValueError as exc:
                 raise StoreError(f"refusing to write an inconsistent graph: {exc}") from exc
         rows = index_rows(graphs)
-        unique = list(dict.fromkeys(row["text"] for row in rows))  # captions and labels repeat a lot
         vectors: dict[str, object] = {}
-        for i in range(0, len(unique), EMBED_BATCH):
-            chunk = unique[i:i + EMBED_BATCH]
-            vectors.update(zip(chunk, self.embedder.embed_documents(chunk)))
-        for row in rows:
-            row["vector"] = vectors[row["text"]]
+        self._embed_rows(rows, vectors)
+        profiles = entity_rows(graphs, {row["id"]: row["vector"] for row in rows if row["kind"] == "entity"})
+        self._embed_rows(profiles, vectors)
         with self._writing() as kuzu:
             kuzu.ensure_schema()
             existing = [vid for vid in ids if vid in read_manifest(self.path).videos]
             # Lance first: kuzu 0.11.3 loses existing edges when a transaction that ran
             # COPY Rel is rolled back by hand, so everything that can fail happens before
             # the kuzu transaction, which then only copies validated rows and commits.
-            before = self._vectors.version()
+            before, before_entities = self._vectors.version(), self._entities.version()
+
+            def undo() -> None:
+                self._vectors.restore(before)
+                self._entities.restore(before_entities)
+
             try:
                 self._vectors.replace_videos(existing, rows)
+                self._entities.replace_videos(existing, profiles)
             except BaseException:
-                self._vectors.restore(before)
+                undo()
                 raise
             try:
                 kuzu.begin()
@@ -335,9 +347,10 @@ class Memory:
                     raise
                 kuzu.commit()
             except BaseException:
-                self._vectors.restore(before)
+                undo()
                 raise
             self._vectors.finish_write()
+            self._entities.finish_write()
             manifest = read_manifest(self.path)
             for g in graphs:
                 manifest.videos[g.video_id] = VideoEntry(
@@ -352,23 +365,35 @@ class Memory:
             self._manifest_stamp = self._stamp()
             self._outlines.clear()
 
+    def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
+        """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot)."""
+        unique = [t for t in dict.fromkeys(row["text"] for row in rows) if t not in cache]
+        for i in range(0, len(unique), EMBED_BATCH):
+            chunk = unique[i:i + EMBED_BATCH]
+            cache.update(zip(chunk, self.embedder.embed_documents(chunk)))
+        for row in rows:
+            row["vector"] = cache[row["text"]]
+
     def delete_video(self, video_id: str) -> bool:
         """Remove a video, its vectors and its frames. Returns False if it was not there."""
         with self._writing() as kuzu:
             manifest = read_manifest(self.path)
             if video_id not in manifest.videos:
                 return False
-            before = self._vectors.version()
+            before, before_entities = self._vectors.version(), self._entities.version()
             kuzu.begin()
             try:
                 kuzu.delete_videos([video_id])
                 self._vectors.delete_videos([video_id])
+                self._entities.replace_videos([video_id], [])
             except BaseException:
                 kuzu.rollback()
                 self._vectors.restore(before)
+                self._entities.restore(before_entities)
                 raise
             kuzu.commit()
             self._vectors.finish_write()
+            self._entities.finish_write()
             del manifest.videos[video_id]
             manifest.generation += 1
             write_manifest(self.path, manifest)

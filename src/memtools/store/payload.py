@@ -18,15 +18,19 @@ from memtools.schema import (
     Node,
     OcrText,
     SuperEvent,
+    Video,
     VideoGraph,
 )
 
 MAX_CONTEXT = 5  # context lines stored per node; SearchConfig.context_per_hit shows up to this many
 
 
-def payload(node: SuperEvent | MacroEvent | Entity | MicroEvent | OcrText) -> str:
+def payload(node: Video | SuperEvent | MacroEvent | Entity | MicroEvent | OcrText) -> str:
     """One line of text that describes a node for search."""
-    if isinstance(node, SuperEvent):
+    if isinstance(node, Video):
+        title = node.title if node.title and node.title != node.id else ""
+        parts = [title, node.description, ", ".join(node.themes), ", ".join(node.key_entities)]
+    elif isinstance(node, SuperEvent):
         parts = [node.label, node.description]
     elif isinstance(node, MacroEvent):
         same = node.summary.lower().startswith(node.label.lower().rstrip(". "))
@@ -67,7 +71,8 @@ def _context(graph: VideoGraph, nodes: dict[str, Node]) -> dict[str, list[str]]:
 
 
 def index_rows(graphs: Sequence[VideoGraph]) -> list[dict[str, Any]]:
-    """Lance rows (without vectors) for every searchable node of these videos."""
+    """Lance rows (without vectors) for every searchable node of these videos, plus one
+    ``video`` row per root (its title, description, themes and key entities)."""
     rows: list[dict[str, Any]] = []
     for graph in graphs:
         nodes = {n.id: n for n in graph.nodes()}
@@ -80,6 +85,9 @@ def index_rows(graphs: Sequence[VideoGraph]) -> list[dict[str, Any]]:
                     "display": hit_text(node), "macro_label": macro.label if macro else "",
                     "context": json.dumps(context.get(node.id, []), ensure_ascii=False)}
 
+        # The root is searchable only as a whole-video profile: library search ranks videos
+        # by it (``memtools.retrieval``); search_nodes never returns it as a hit.
+        rows.append(row(graph.video, "video", None, 0.0, graph.video.duration))
         rows += [row(s, "super", None, s.t_start, s.t_end) for s in graph.supers]
         rows += [row(m, "macro", m, m.t_start, m.t_end) for m in graph.macros]
         for e in graph.entities:

@@ -66,17 +66,25 @@ def _quote(value: str) -> str:
 
 
 def where_clause(video_id: str | None = None, kinds: Sequence[str] | None = None,
-                 start: float | None = None, end: float | None = None) -> str | None:
-    """A lance filter expression; every value is quoted or a float, never raw text."""
+                 start: float | None = None, end: float | None = None, *,
+                 video_ids: Sequence[str] | None = None, as_of: float | None = None) -> str | None:
+    """A lance filter expression; every value is quoted or a float, never raw text.
+
+    ``video_ids`` keeps rows of any of these videos; ``as_of`` keeps only what had ended by
+    that second (MAGIC-Video's G<=t: a node still going on at t had not happened yet)."""
     parts = []
     if video_id is not None:
         parts.append(f"video_id = {_quote(video_id)}")
+    if video_ids is not None:
+        parts.append("video_id IN (" + (", ".join(_quote(v) for v in video_ids) or "''") + ")")
     if kinds:
         parts.append("kind IN (" + ", ".join(_quote(k) for k in kinds) + ")")
     if start is not None:
         parts.append(f"t_end >= {float(start)!r}")
     if end is not None:
         parts.append(f"t_start <= {float(end)!r}")
+    if as_of is not None:
+        parts.append(f"t_end <= {float(as_of)!r}")
     return " AND ".join(parts) or None
 
 

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from memtools.errors import MemoryBusy, ToolError
 from memtools.schema import (
     LABELS,
-    SEARCHABLE_KINDS,
     Entity,
     MacroEvent,
     MicroEvent,
@@ -23,7 +22,6 @@ from memtools.schema import (
 )
 from memtools.store import EdgeRow, Memory
 from memtools.store.outline import Outline
-from memtools.store.vectors import where_clause
 from memtools.tools import messages as msg
 from memtools.tools.frames import inspect_window
 from memtools.tools.results import (
@@ -45,13 +43,17 @@ from memtools.tools.results import (
     VideoItem,
     VideoList,
 )
+from memtools.tools.entities import EntityTools
 from memtools.tools.search import SearchConfig
+from memtools.tools.searching import TOP_K_MAX, SearchTools, check_as_of
 from memtools.tools.text import brief, hms
 
-TOP_K_MAX = 50
 MAX_IDS = 50
 MAX_FRAMES = 16
 ALL_LABELS = sorted(set().union(*LABELS.values()) - {"CONTAINS"})
+
+
+__all__ = ["MAX_FRAMES", "MAX_IDS", "TOP_K_MAX", "MemoryTools"]
 
 
 def _range(name: str, value: float, low: float, high: float) -> None:
@@ -88,8 +90,13 @@ def _edge_item(e: EdgeRow) -> EdgeItem:
                     description=e.description, other_text=brief(e.other))
 
 
-class MemoryTools:
-    """The nine tools over one ``Memory``. Thread-safe; every call is short."""
+class MemoryTools(SearchTools, EntityTools):
+    """The tools over one ``Memory``. Thread-safe; every call is short.
+
+    Navigation and search tools take an optional ``as_of_sec``: only what had happened by
+    that second of the video (nodes that had ended) is returned, as a live memory would have
+    held it then (MAGIC-Video's G<=t).
+    """
 
     def __init__(self, memory: Memory, *, search: SearchConfig | None = None) -> None:
         self.memory = memory
@@ -115,6 +122,11 @@ class MemoryTools:
             raise ToolError(msg.VIDEO_NOT_READY.format(video_id=video_id, status=entries[video_id].status))
         return video_id
 
+    def _not_yet(self, what: str, late: Sequence, as_of: float) -> None:
+        if late:
+            raise ToolError(msg.NOT_YET.format(what=what, node_id=late[0].id, end=hms(late[0].t_end),
+                                               as_of=hms(as_of), as_of_raw=as_of))
+
     def _check_window(self, start: float, end: float) -> None:
         if start < 0 or end <= start:
             raise ToolError(msg.BAD_WINDOW.format(start=start, end=end))
@@ -139,7 +151,8 @@ class MemoryTools:
         node = outline.by_id.get(node_id) if outline else None
         return node if isinstance(node, kind) else None
 
-    def get_summary(self, video_id: str | None = None) -> Summary:
+    def get_summary(self, video_id: str | None = None, as_of_sec: float | None = None) -> Summary:
+        as_of = check_as_of(as_of_sec)
         vid = self._video_id(video_id)
         outline = self._outline(vid)
         if outline is None:
@@ -147,15 +160,24 @@ class MemoryTools:
         video = outline.video
         counts: dict[str, int] = {}
         for m in outline.macros:
-            counts[m.super_id] = counts.get(m.super_id, 0) + 1
+            if as_of is None or m.t_end <= as_of:
+                counts[m.super_id] = counts.get(m.super_id, 0) + 1
+        whole = as_of is None or (video.duration and as_of >= video.duration)
+        # The root's description, themes and entities summarise the whole video: "as of t"
+        # before its end they would tell the future, so the summary keeps only what had ended.
         return Summary(
-            video_id=vid, title=video.title, description=video.description, themes=list(video.themes),
-            key_entities=list(video.key_entities), emotional_tone=video.emotional_tone, duration=video.duration,
+            video_id=vid, title=video.title, description=video.description if whole else "",
+            themes=list(video.themes) if whole else [], key_entities=list(video.key_entities) if whole else [],
+            emotional_tone=video.emotional_tone if whole else "", duration=video.duration,
             supers=[SuperBrief(id=s.id, label=s.label, t_start=s.t_start, t_end=s.t_end,
-                               macro_count=counts.get(s.id, 0)) for s in outline.supers],
+                               macro_count=counts.get(s.id, 0)) for s in outline.supers
+                    if as_of is None or s.t_end <= as_of or counts.get(s.id)],
+            as_of_sec=None if whole else as_of,
         )
 
-    def get_super_events(self, video_id: str | None = None, super_ids: Sequence[str] | None = None) -> SuperEvents:
+    def get_super_events(self, video_id: str | None = None, super_ids: Sequence[str] | None = None,
+                         as_of_sec: float | None = None) -> SuperEvents:
+        as_of = check_as_of(as_of_sec)
         if super_ids:
             if len(super_ids) > MAX_IDS:
                 raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(super_ids)))
@@ -171,12 +193,23 @@ class MemoryTools:
         children: dict[str, list[str]] = {}
         for video in dict.fromkeys(s.video_id for s in supers):
             for m in self._outline(video).macros:
-                children.setdefault(m.super_id, []).append(m.id)
+                if as_of is None or m.t_end <= as_of:
+                    children.setdefault(m.super_id, []).append(m.id)
+        if as_of is not None:
+            late = [s for s in supers if s.t_end > as_of and s.id not in children]
+            if super_ids and late:
+                raise ToolError(msg.NOT_YET.format(what="super event", node_id=late[0].id, end=hms(late[0].t_end),
+                                                   as_of=hms(as_of), as_of_raw=as_of))
+            # A phase still going on at t shows only its finished macro events, not its description.
+            supers = [s if s.t_end <= as_of else s.model_copy(update={"description": "", "key_entities": []})
+                      for s in supers if s.t_end <= as_of or s.id in children]
         return SuperEvents(video_id=vid, supers=[
             SuperItem(id=s.id, label=s.label, t_start=s.t_start, t_end=s.t_end, description=s.description,
                       key_entities=list(s.key_entities), macro_ids=children.get(s.id, [])) for s in supers])
 
-    def get_macro_events(self, super_id: str | None = None, macro_ids: Sequence[str] | None = None) -> MacroEvents:
+    def get_macro_events(self, super_id: str | None = None, macro_ids: Sequence[str] | None = None,
+                         as_of_sec: float | None = None) -> MacroEvents:
+        as_of = check_as_of(as_of_sec)
         if (super_id is None) == (not macro_ids):
             raise ToolError(msg.NEED_SUPER_OR_MACROS)
         if super_id is not None:
@@ -184,26 +217,32 @@ class MemoryTools:
             if sup is None:
                 raise ToolError(msg.BAD_ID.format(what="super event", node_id=super_id,
                                                   example="<video>/super_01", hint=msg.SUPER_HINT))
-            macros = [m for m in self._outline(sup.video_id).macros if m.super_id == super_id]
+            macros = [m for m in self._outline(sup.video_id).macros if m.super_id == super_id
+                      and (as_of is None or m.t_end <= as_of)]
             return MacroEvents(macros=[_macro_item(m, sup.label) for m in macros])
         if len(macro_ids) > MAX_IDS:
             raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(macro_ids)))
         found = [self._lookup(m, MacroEvent) for m in macro_ids]
         macros = [m for m in found if m is not None]
         missing = [m for m, f in zip(macro_ids, found) if f is None]
+        if as_of is not None:
+            self._not_yet("macro event", [m for m in macros if m.t_end > as_of], as_of)
         if not macros:
             raise ToolError(msg.BAD_ID.format(what="macro event", node_id=missing[0],
                                               example="<video>/macro_0003", hint=msg.MACRO_HINT))
         return MacroEvents(macros=[_macro_item(m, getattr(self._lookup(m.super_id, SuperEvent), "label", ""))
                                    for m in macros], missing=missing)
 
-    def get_subgraph(self, macro_id: str) -> Subgraph:
+    def get_subgraph(self, macro_id: str, as_of_sec: float | None = None) -> Subgraph:
+        as_of = check_as_of(as_of_sec)
         if kind_of_id(macro_id) is NodeKind.SUPER:
             raise ToolError(msg.SUPER_NOT_MACRO.format(node_id=macro_id))
         macro = self._lookup(macro_id, MacroEvent)
         if macro is None:
             raise ToolError(msg.BAD_ID.format(what="macro event", node_id=macro_id,
                                               example="<video>/macro_0003", hint=msg.MACRO_HINT))
+        if as_of is not None:
+            self._not_yet("macro event", [macro] if macro.t_end > as_of else [], as_of)
         sup = self._lookup(macro.super_id, SuperEvent)
         with self._reading() as g:
             nodes, edges = g.subgraph(macro_id)
@@ -218,43 +257,19 @@ class MemoryTools:
 
     # --- search -------------------------------------------------------------------------
 
-    def search_nodes(self, query: str, top_k: int = 10, node_types: Sequence[str] | None = None,
-                     video_id: str | None = None, start_sec: float | None = None,
-                     end_sec: float | None = None) -> SearchResult:
-        query = (query or "").strip()
-        if not query:
-            raise ToolError(msg.EMPTY_QUERY)
-        if len(query) > self.search_config.max_query_chars:
-            raise ToolError(msg.QUERY_TOO_LONG.format(n=len(query), limit=self.search_config.max_query_chars))
-        _range("top_k", top_k, 1, TOP_K_MAX)
-        allowed = [k.value for k in SEARCHABLE_KINDS]
-        kinds = list(dict.fromkeys(node_types or []))
-        bad = [k for k in kinds if k not in allowed]
-        if bad:
-            raise ToolError(msg.BAD_NODE_TYPES.format(bad=bad, allowed=", ".join(allowed)))
-        if video_id is not None:
-            video_id = self._video_id(video_id)
-        if start_sec is not None or end_sec is not None:
-            self._check_window(start_sec or 0.0, end_sec if end_sec is not None else float("inf"))
-        config = self.search_config
-        vector = self.memory.embedder.embed_query(query) if config.mode != "fulltext" else None
-        where = where_clause(video_id, kinds, start_sec, end_sec)
-        with self._reading():  # waits out a writer, so lance and kuzu are seen at the same generation
-            hits = self.memory.vectors.search(config.mode, vector, query, top_k, where)
-        results = [SearchHit(id=h.id, kind=h.kind, video_id=h.video_id, t_start=h.t_start, t_end=h.t_end,
-                             text=h.display, score=round(h.score, 4), macro_id=h.macro_id,
-                             macro_label=h.macro_label, context=list(h.context[:config.context_per_hit]))
-                   for h in hits]
-        return SearchResult(query=query, mode=config.mode, hits=results)
-
-    def search_by_time(self, start_sec: float, end_sec: float, video_id: str | None = None) -> TimeResult:
+    def search_by_time(self, start_sec: float, end_sec: float, video_id: str | None = None,
+                       as_of_sec: float | None = None) -> TimeResult:
+        as_of = check_as_of(as_of_sec)
         self._check_window(start_sec, end_sec)
+        if as_of is not None and start_sec > as_of:
+            raise ToolError(msg.WINDOW_AFTER_AS_OF.format(start=hms(start_sec), as_of=hms(as_of)))
         vid = self._video_id(video_id)
         duration = self.memory.manifest.videos[vid].duration
         if duration and start_sec > duration:
             raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(duration)))
         outline = self._outline(vid)
-        macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec]
+        macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec
+                  and (as_of is None or m.t_end <= as_of)]
         return TimeResult(start_sec=start_sec, end_sec=end_sec, matches=[
             TimeMatch(video_id=m.video_id, macro=_macro_item(m, getattr(outline.by_id.get(m.super_id), "label", "")))
             for m in macros])

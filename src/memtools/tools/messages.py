@@ -26,3 +26,27 @@ BUSY = "memory is being updated, try again in a few seconds"
 SUPER_NOT_MACRO = (
     "{node_id!r} is a super event, not a macro event; call get_macro_events(super_id='{node_id}') to list its macro events"
 )
+
+# --- structured search, entities, "as of t" ------------------------------------------------
+BAD_AS_OF = "as_of_sec must be a number of seconds >= 0 (the moment to look back from); you passed {value}"
+AS_OF_NO_SENSE = "as_of_sec does not apply to {what}; {hint}"
+NOT_YET = (
+    "{what} {node_id!r} ends at {end}, after as_of_sec={as_of}: it had not happened yet. "
+    "Use search_by_time(..., as_of_sec={as_of_raw}) or get_macro_events to list what had"
+)
+WINDOW_AFTER_AS_OF = (
+    "the window starts at {start}, after as_of_sec ({as_of}): nothing had happened there yet; "
+    "pick a window before {as_of}"
+)
+NEED_ENTITY = "pass entity_id (e.g. '<video>/entity_003', from search_entities) or name (e.g. 'ball'), not both and not neither"
+BAD_ENTITY_ID = (
+    "no entity {entity_id!r}; entity ids look like '<video>/entity_003'. Call search_entities(query=...) to find them"
+)
+NO_ENTITY_NAME = (
+    "no entity named like {name!r}{where}. Call search_entities(query={name!r}) for similar entities, or "
+    "search_nodes for actions"
+)
+NO_ENTITY_INDEX = (
+    "this memory has no entity profiles (it was written before memtools kept them); "
+    "re-import or rebuild its videos to add them, meanwhile use search_nodes(node_types=['entity'])"
+)

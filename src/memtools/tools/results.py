@@ -57,9 +57,13 @@ class Summary(_Result):
     emotional_tone: str
     duration: float
     supers: list[SuperBrief]
+    as_of_sec: float | None = None
 
     def render(self) -> str:
         lines = [f"Video {self.video_id} {span(0, self.duration)}: {self.title or '(untitled)'}"]
+        if self.as_of_sec is not None:
+            lines.append(f"As of {hms(self.as_of_sec)}: only what had ended by then (the video's description "
+                         "covers all of it and is hidden).")
         if self.description:
             lines.append(f"Description: {clip(self.description, 1200)}")
         if self.themes:
@@ -199,25 +203,39 @@ class SearchHit(BaseModel):
     macro_id: str = ""
     macro_label: str = ""
     context: list[str] = Field(default_factory=list)
+    video_title: str = ""
+    members: list[str] = Field(default_factory=list, description="node ids a merged span was built from")
+    path: list[str] = Field(default_factory=list, description="graph walk: seed -LABEL-> ... -> this node")
 
 
 class SearchResult(_Result):
     query: str
     mode: str
     hits: list[SearchHit]
+    strategy: str = "flat"
+    as_of_sec: float | None = None
 
     def render(self) -> str:
+        when = f" as of {hms(self.as_of_sec)}" if self.as_of_sec is not None else ""
         if not self.hits:
-            return (f"No matches for {self.query!r}. Try other words (describe the scene or action), drop filters, "
-                    "or browse with get_summary / search_by_time.")
-        lines = [f"{len(self.hits)} match(es) for {clip(self.query, 80)!r}:"]
+            return (f"No matches for {self.query!r}{when}. Try other words (describe the scene or action), drop "
+                    "filters, or browse with get_summary / search_by_time.")
+        videos = list(dict.fromkeys(h.video_id for h in self.hits))
+        lines = [f"{len(self.hits)} match(es) for {clip(self.query, 80)!r}{when} in {len(videos)} video(s):"]
         for i, h in enumerate(self.hits, 1):
-            lines.append(f"{i}. [{h.kind}] {h.id} {span(h.t_start, h.t_end)} {clip(h.text, 220)}")
+            kind = f"span of {len(h.members)}" if h.members else h.kind
+            lines.append(f"{i}. [{kind}] {h.id} {span(h.t_start, h.t_end)} {clip(h.text, 220)}")
+            where = [f"video {h.video_id}" + (f" ({clip(h.video_title, 60)})" if h.video_title else "")]
             if h.macro_id and h.macro_id != h.id:
-                lines.append(f"   in {h.macro_id}: {clip(h.macro_label, 90)}")
+                where.append(f"episode {h.macro_id}: {clip(h.macro_label, 80)}")
+            lines.append("   in " + "; ".join(where))
+            if h.members:
+                lines.append("   merged: " + ", ".join(m.rsplit("/", 1)[-1] for m in h.members))
+            if len(h.path) > 1:
+                lines.append("   path: " + " ".join(p if p.isupper() else p.split("/", 1)[-1] for p in h.path))
             lines += [f"   {c}" for c in h.context]
         lines = budgeted(lines, "lower top_k or add node_types / video_id / a time window")
-        lines.append("Next: get_subgraph(macro_id=...) on a promising macro, or get_relations(node_id=...).")
+        lines.append("Next: get_subgraph(macro_id=...) on a promising episode, or get_relations(node_id=...).")
         return "\n".join(lines)
 
 

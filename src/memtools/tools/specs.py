@@ -19,6 +19,10 @@ VideoId = Annotated[str | None, Field(
     description="Video id from list_videos. May be omitted when the memory holds a single video.")]
 Seconds = Annotated[float, Field(ge=0, le=10_000_000, description="Seconds from the start of the video.")]
 NodeType = Literal["super", "macro", "entity", "event", "ocr"]
+AsOf = Annotated[float | None, Field(
+    default=None, ge=0, le=10_000_000,
+    description="Only what had happened (ended) by this second of the video, e.g. for 'what had happened by "
+                "0:05:00?'. Default: everything.")]
 
 
 class _Args(BaseModel):
@@ -31,12 +35,14 @@ class NoArgs(_Args):
 
 class SummaryArgs(_Args):
     video_id: VideoId = None
+    as_of_sec: AsOf = None
 
 
 class SuperEventsArgs(_Args):
     video_id: VideoId = None
     super_ids: list[Annotated[str, Field(max_length=256)]] | None = Field(
         default=None, max_length=MAX_IDS, description="Only these super events (ids like '<video>/super_01').")
+    as_of_sec: AsOf = None
 
 
 class MacroEventsArgs(_Args):
@@ -44,10 +50,12 @@ class MacroEventsArgs(_Args):
                                  description="All macro events of this super event (id like '<video>/super_01').")
     macro_ids: list[Annotated[str, Field(max_length=256)]] | None = Field(
         default=None, max_length=MAX_IDS, description="Or these macro events (ids like '<video>/macro_0003').")
+    as_of_sec: AsOf = None
 
 
 class SubgraphArgs(_Args):
     macro_id: str = Field(max_length=256, description="Macro event id, e.g. '<video>/macro_0003'.")
+    as_of_sec: AsOf = None
 
 
 class SearchArgs(_Args):
@@ -59,12 +67,40 @@ class SearchArgs(_Args):
     video_id: VideoId = Field(default=None, max_length=128, description="Only this video. Default: every video.")
     start_sec: Seconds | None = Field(default=None, description="Only nodes ending after this second.")
     end_sec: Seconds | None = Field(default=None, description="Only nodes starting before this second.")
+    as_of_sec: AsOf = None
+
+
+class GraphSearchArgs(_Args):
+    query: str = Field(min_length=1, max_length=1000, description=(
+        "A descriptive statement of what you look for, e.g. 'the ball knocks the boxes over'."))
+    top_k: int = Field(default=10, ge=1, le=TOP_K_MAX, description="How many matches to return (1-50).")
+    node_types: list[NodeType] | None = Field(default=None, description=(
+        "Only return these kinds (the walk still crosses every kind). Default: all."))
+    video_id: VideoId = Field(default=None, max_length=128, description="Only this video. Default: every video.")
+    as_of_sec: AsOf = None
+
+
+class EntitySearchArgs(_Args):
+    query: str = Field(min_length=1, max_length=300, description="A name or description, e.g. 'red ball', 'the cook'.")
+    top_k: int = Field(default=10, ge=1, le=TOP_K_MAX, description="How many entities to return (1-50).")
+    video_id: VideoId = Field(default=None, max_length=128, description="Only this video. Default: every video.")
+    as_of_sec: AsOf = None
+
+
+class EntityTimelineArgs(_Args):
+    entity_id: str | None = Field(default=None, max_length=256, description=(
+        "Entity id from search_entities, e.g. '<video>/entity_003'."))
+    name: str | None = Field(default=None, max_length=300, description=(
+        "Or a name to look up (matches names and aliases, e.g. 'ball'); every matching entity is shown."))
+    video_id: VideoId = Field(default=None, max_length=128, description="Only this video. Default: every video.")
+    as_of_sec: AsOf = None
 
 
 class TimeArgs(_Args):
     start_sec: Seconds
     end_sec: Seconds
     video_id: VideoId = None
+    as_of_sec: AsOf = None
 
 
 class RelationsArgs(_Args):
@@ -114,9 +150,22 @@ TOOL_SPECS: dict[str, ToolSpec] = {s.name: s for s in (
              "edges among them (who did what, causes). The richest tool; find the macro id first.",
              SubgraphArgs, MemoryTools.get_subgraph),
     ToolSpec("search_nodes", "search",
-             "Semantic + keyword search over entities, micro-events, on-screen text, macro and super events. Each "
-             "match comes with its time, parent macro event and a few connected nodes. Write the query as a "
-             "descriptive statement.", SearchArgs, MemoryTools.search_nodes),
+             "Search entities, micro-events, on-screen text, macro and super events. Across a library it finds the "
+             "right videos first (from their summaries and episodes), then the moments inside them; adjacent "
+             "matches merge into one span. Each match names its video, episode (macro event), time and a few "
+             "connected nodes. Write the query as a descriptive statement.", SearchArgs, MemoryTools.search_nodes),
+    ToolSpec("search_graph", "search",
+             "Search by walking the memory graph from the best matches (personalized PageRank over typed edges): "
+             "finds nodes connected to what matches, e.g. the cause of an event or who performed it, each with "
+             "the path that led there.", GraphSearchArgs, MemoryTools.search_graph),
+    ToolSpec("search_entities", "search",
+             "Find people, objects, places and groups by name or description. Each entity merges its mentions "
+             "across episodes, with aliases and when it is first and last seen.",
+             EntitySearchArgs, MemoryTools.search_entities),
+    ToolSpec("get_entity_timeline", "traversal",
+             "Every appearance of one entity (by entity_id or name) in time order: the episodes it is in and what "
+             "it does there (PERFORMS, RECEIVES, USES_TOOL, ... with the micro-events and their times).",
+             EntityTimelineArgs, MemoryTools.get_entity_timeline),
     ToolSpec("search_by_time", "search",
              "Macro events overlapping a time window [start_sec, end_sec], with their super event labels. Use it "
              "when the question names a time.", TimeArgs, MemoryTools.search_by_time),

@@ -1,0 +1,133 @@
+"""Coarse-to-fine search (MM-Mem's pyramid, WorldMM's multi-scale episodes): the right video
+first, then the right moment inside it.
+
+1. **Videos.** One similarity query over every row of the library (roots, super and macro
+   events, leaves) and one over the root profiles alone. Each video is scored from what the
+   hierarchy knows about it: its root profile, its best super/macro event and its best node,
+   weighted by ``SearchConfig``. A component a video did not reach the candidate lists with is
+   counted at the lowest similarity seen (it is at most that).
+2. **Moments.** One query over every row of the best ``videos`` videos. A node's moment score
+   adds ``macro_context`` x its macro event's similarity (the episode it sits in), so among
+   similar sentences the one inside the right episode wins.
+3. **Combined.** ``video_share`` x video score + the rest x moment score; adjacent leaves of one
+   video that score almost as well merge into one span (``retrieval.spans``).
+
+Inside one video (a ``video_id`` filter) only stages 2 and 3 run.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memtools.retrieval.moments import Moment
+from memtools.retrieval.spans import merge_adjacent
+from memtools.store.vectors import Hit, LanceIndex, where_clause
+from memtools.tools.search import SearchConfig
+
+LEAF_KINDS = ("entity", "event", "ocr", "speech")
+CONTEXT_KINDS = ("super", "macro")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What the caller restricts a search to (all optional)."""
+
+    kinds: Sequence[str]
+    video_id: str | None = None
+    start: float | None = None
+    end: float | None = None
+    as_of: float | None = None
+
+    def where(self, kinds: Sequence[str] | None = None, video_ids: Sequence[str] | None = None) -> str | None:
+        return where_clause(self.video_id, kinds if kinds is not None else self.kinds, self.start, self.end,
+                            video_ids=video_ids, as_of=self.as_of)
+
+
+def rank_videos(index: LanceIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
+                searchable: Sequence[str]) -> dict[str, float]:
+    """Video id -> score from the hierarchy (stage 1), best first."""
+    nodes = index.search("vector", vector, "", config.candidates, filters.where(kinds=list(searchable)))
+    roots = index.search("vector", vector, "", max(4 * config.videos, 32), filters.where(kinds=["video"]))
+    words: dict[str, float] = {}
+    if config.text_weight > 0 and text:
+        found = index.search("fulltext", None, text, max(4 * config.videos, 32), filters.where(kinds=["video"]))
+        top = max((h.score for h in found), default=0.0) or 1.0
+        words = {h.video_id: h.score / top for h in found}
+    seen = [h.score for h in (*nodes, *roots)]
+    if not seen:
+        return {}
+    floor = min(seen)
+    root: dict[str, float] = {h.video_id: h.score for h in roots}
+    context: dict[str, float] = defaultdict(lambda: floor)
+    leaf: dict[str, float] = defaultdict(lambda: floor)
+    for h in nodes:
+        best = context if h.kind in CONTEXT_KINDS else leaf
+        best[h.video_id] = max(best[h.video_id], h.score)
+    total = config.root_weight + config.context_weight + config.node_weight + config.text_weight or 1.0
+    scores = {
+        vid: (config.root_weight * root.get(vid, floor) + config.context_weight * context[vid]
+              + config.node_weight * leaf[vid] + config.text_weight * words.get(vid, 0.0)) / total
+        for vid in {*root, *context, *leaf}
+    }
+    return dict(sorted(scores.items(), key=lambda kv: -kv[1]))
+
+
+def rank_moments(hits: Sequence[Hit], config: SearchConfig, kinds: Sequence[str],
+                 video_scores: dict[str, float] | None = None) -> list[Moment]:
+    """Stage 2+3 over every row of the opened videos: moment score, combined score, spans,
+    and (library-wide) at most ``per_video`` hits per video before the rest."""
+    macro_sim = {h.id: h.score for h in hits if h.kind == "macro"}
+    beta = config.macro_context
+    share = config.video_share if video_scores else 0.0
+    moments = []
+    for h in hits:
+        if h.kind not in kinds:
+            continue
+        context = macro_sim.get(h.macro_id, h.score) if h.kind in LEAF_KINDS else h.score
+        moment = (h.score + beta * context) / (1 + beta)
+        video = video_scores.get(h.video_id, 0.0) if video_scores else 0.0
+        moments.append(Moment.from_hit(h, share * video + (1 - share) * moment, video_score=video))
+    moments.sort(key=lambda m: (-m.score, m.id))
+    if config.merge_spans:
+        # the margin is in moment-score units; combined scores carry (1 - share) of them
+        moments = merge_adjacent(moments, config.merge_margin * (1 - share), config.merge_gap_sec)
+    if video_scores and config.per_video:
+        first, rest, seen = [], [], defaultdict(int)
+        for m in moments:
+            (first if seen[m.video_id] < config.per_video else rest).append(m)
+            seen[m.video_id] += 1
+        moments = first + rest
+    return moments
+
+
+@dataclass(frozen=True)
+class LibraryResult:
+    moments: list[Moment]          # best first, not cut to top_k
+    hits: list[Hit]                # every row of the opened videos, with its similarity
+    opened: list[str]              # the videos stage 2 searched, best first
+    video_scores: dict[str, float]
+
+
+def search_library(index: LanceIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
+                   searchable: Sequence[str], video_rows: dict[str, int],
+                   open_kinds: Sequence[str] | None = None) -> LibraryResult:
+    """Coarse-to-fine moments. ``video_rows`` gives each video's lance row count, so stage 2
+    asks for exactly enough rows; ``open_kinds`` widens stage 2 beyond the caller's kinds (the
+    graph walk needs every node of the opened videos)."""
+    if filters.video_id is not None:
+        opened = [filters.video_id]
+        video_scores: dict[str, float] = {}
+    else:
+        video_scores = rank_videos(index, vector, text, config, filters, searchable)
+        opened = list(video_scores)[:config.videos]
+        if not opened:
+            return LibraryResult([], [], [], {})
+    limit = sum(video_rows.get(v, 200) for v in opened) + 16
+    kinds = list(dict.fromkeys([*(open_kinds or filters.kinds), "macro"]))
+    hits = index.search("vector", vector, "", limit, filters.where(kinds=kinds, video_ids=opened))
+    moments = rank_moments(hits, config, filters.kinds, video_scores or None)
+    return LibraryResult(moments, hits, opened, video_scores)

@@ -1,0 +1,32 @@
+"""What a structured search returns: a moment (one node, or a span merged from several) with
+the video and episode it sits in, its score and, for graph walks, the path that led there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memtools.store.vectors import Hit
+
+
+@dataclass(frozen=True)
+class Moment:
+    id: str
+    kind: str
+    video_id: str
+    t_start: float
+    t_end: float
+    text: str
+    score: float
+    macro_id: str = ""
+    macro_label: str = ""
+    context: tuple[str, ...] = ()
+    members: tuple[str, ...] = ()  # node ids a merged span was built from
+    path: tuple[str, ...] = ()     # graph walk: seed -LABEL-> ... -> this node
+    video_score: float = 0.0
+    similarity: float = 0.0
+
+    @classmethod
+    def from_hit(cls, hit: Hit, score: float | None = None, **extra) -> Moment:
+        return cls(hit.id, hit.kind, hit.video_id, hit.t_start, hit.t_end, hit.display or hit.text,
+                   hit.score if score is None else score, hit.macro_id, hit.macro_label, hit.context,
+                   similarity=hit.score, **extra)

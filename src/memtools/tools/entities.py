@@ -1,0 +1,102 @@
+"""The entity tools: ``search_entities`` and ``get_entity_timeline`` over canonical entities
+(``memtools.store.entities``). A mixin of ``MemoryTools``."""
+
+from __future__ import annotations
+
+import re
+
+from memtools.errors import ToolError
+from memtools.store.entity_index import EntityRow
+from memtools.tools import messages as msg
+from memtools.tools.entity_results import (
+    Appearance,
+    EntityItem,
+    EntityList,
+    EntityTimeline,
+    EntityTimelineItem,
+    RoleItem,
+)
+from memtools.tools.searching import TOP_K_MAX, check_as_of
+
+ENTITY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}/entity_\d{3,}$")
+MAX_TIMELINES = 10
+
+
+def _appearances(row: EntityRow, as_of: float | None) -> list[Appearance]:
+    out = []
+    for a in row.timeline:
+        if as_of is not None and a["t_end"] > as_of:
+            continue
+        roles = [RoleItem(**r) for r in a.get("roles", [])
+                 if as_of is None or r.get("t_end") is None or r["t_end"] <= as_of]
+        out.append(Appearance(**{**a, "roles": roles}))
+    return out
+
+
+def _item(row: EntityRow, appearances: list[Appearance], score: float | None = None) -> EntityItem:
+    first = appearances[0].t_start if appearances else row.t_first
+    last = max((a.t_end for a in appearances), default=row.t_last)
+    return EntityItem(id=row.id, video_id=row.video_id, name=row.name, entity_type=row.entity_type,
+                      aliases=row.aliases, description=row.description, t_first=first, t_last=last,
+                      appearances=len(appearances), score=None if score is None else round(score, 4))
+
+
+class EntityTools:
+    """``search_entities`` and ``get_entity_timeline``; mixed into ``MemoryTools``."""
+
+    def _entity_index(self):
+        with self._reading():
+            index = self.memory.entities
+            if not index.exists():
+                raise ToolError(msg.NO_ENTITY_INDEX)
+        return index
+
+    def search_entities(self, query: str, top_k: int = 10, video_id: str | None = None,
+                        as_of_sec: float | None = None) -> EntityList:
+        query = (query or "").strip()
+        if not query:
+            raise ToolError(msg.EMPTY_QUERY)
+        if not (1 <= top_k <= TOP_K_MAX):
+            raise ToolError(msg.BAD_RANGE.format(name="top_k", low=1, high=TOP_K_MAX, value=top_k))
+        if video_id is not None:
+            video_id = self._video_id(video_id)
+        as_of = check_as_of(as_of_sec)
+        index = self._entity_index()
+        named = index.by_name(query, video_id, limit=top_k)
+        vector = self.memory.embedder.embed_query(query)
+        with self._reading():
+            similar = index.search(vector, 4 * top_k if as_of is not None else top_k, video_id)
+        # Name matches first (what the user typed), then the most similar profiles.
+        items, seen = [], set()
+        for row in [*named, *similar]:
+            if row.id in seen:
+                continue
+            seen.add(row.id)
+            appearances = _appearances(row, as_of)
+            if appearances:
+                items.append(_item(row, appearances, row.score if row in similar else None))
+        return EntityList(query=query, entities=items[:top_k], as_of_sec=as_of)
+
+    def get_entity_timeline(self, entity_id: str | None = None, name: str | None = None,
+                            video_id: str | None = None, as_of_sec: float | None = None) -> EntityTimeline:
+        if (entity_id is None) == (not (name or "").strip()):
+            raise ToolError(msg.NEED_ENTITY)
+        if video_id is not None:
+            video_id = self._video_id(video_id)
+        as_of = check_as_of(as_of_sec)
+        index = self._entity_index()
+        with self._reading():
+            if entity_id is not None:
+                row = index.get(entity_id) if ENTITY_ID.match(entity_id) else None
+                if row is None or (video_id is not None and row.video_id != video_id):
+                    raise ToolError(msg.BAD_ENTITY_ID.format(entity_id=entity_id))
+                rows = [row]
+            else:
+                rows = index.by_name(name.strip(), video_id, limit=MAX_TIMELINES)
+                if not rows:
+                    where = f" in {video_id}" if video_id else ""
+                    raise ToolError(msg.NO_ENTITY_NAME.format(name=name.strip(), where=where))
+        rows.sort(key=lambda r: (r.video_id, r.t_first, r.id))
+        timelines = [EntityTimelineItem(entity=_item(r, apps), appearances=apps)
+                     for r in rows for apps in [_appearances(r, as_of)]]
+        return EntityTimeline(timelines=timelines, as_of_sec=as_of)

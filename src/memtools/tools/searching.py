@@ -1,0 +1,115 @@
+"""The search tools: ``search_nodes`` (flat or coarse-to-fine, per ``SearchConfig``) and
+``search_graph`` (a personalized-PageRank walk from the best matches), both with "as of t".
+
+A mixin of ``MemoryTools`` (``tools/core.py``); it uses the core's argument helpers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from memtools.errors import ToolError
+from memtools.retrieval.library import Filters, search_library
+from memtools.retrieval.moments import Moment
+from memtools.retrieval.walk import walk
+from memtools.schema import SEARCHABLE_KINDS
+from memtools.tools import messages as msg
+from memtools.tools.results import SearchHit, SearchResult
+from memtools.tools.search import SearchConfig
+
+TOP_K_MAX = 50
+SEARCHABLE = tuple(k.value for k in SEARCHABLE_KINDS)
+
+
+def check_as_of(as_of_sec: float | None) -> float | None:
+    if as_of_sec is None:
+        return None
+    if isinstance(as_of_sec, bool) or not isinstance(as_of_sec, (int, float)) or not math.isfinite(as_of_sec) \
+            or as_of_sec < 0:
+        raise ToolError(msg.BAD_AS_OF.format(value=as_of_sec))
+    return float(as_of_sec)
+
+
+class SearchTools:
+    """``search_nodes`` and ``search_graph``; mixed into ``MemoryTools``."""
+
+    search_config: SearchConfig
+
+    def _filters(self, query: str, top_k: int, node_types: Sequence[str] | None, video_id: str | None,
+                 start_sec: float | None, end_sec: float | None, as_of_sec: float | None) -> tuple[str, Filters]:
+        query = (query or "").strip()
+        if not query:
+            raise ToolError(msg.EMPTY_QUERY)
+        if len(query) > self.search_config.max_query_chars:
+            raise ToolError(msg.QUERY_TOO_LONG.format(n=len(query), limit=self.search_config.max_query_chars))
+        if not (1 <= top_k <= TOP_K_MAX):
+            raise ToolError(msg.BAD_RANGE.format(name="top_k", low=1, high=TOP_K_MAX, value=top_k))
+        kinds = list(dict.fromkeys(node_types or []))
+        bad = [k for k in kinds if k not in SEARCHABLE]
+        if bad:
+            raise ToolError(msg.BAD_NODE_TYPES.format(bad=bad, allowed=", ".join(SEARCHABLE)))
+        if video_id is not None:
+            video_id = self._video_id(video_id)
+        if start_sec is not None or end_sec is not None:
+            self._check_window(start_sec or 0.0, end_sec if end_sec is not None else float("inf"))
+        as_of = check_as_of(as_of_sec)
+        return query, Filters(kinds=kinds or list(SEARCHABLE), video_id=video_id, start=start_sec, end=end_sec,
+                              as_of=as_of)
+
+    def _video_rows(self) -> dict[str, int]:
+        return {vid: 1 + sum(v for k, v in e.counts.items() if k in SEARCHABLE)
+                for vid, e in self.memory.manifest.videos.items()}
+
+    def _result(self, query: str, config: SearchConfig, moments: Sequence[Moment], top_k: int,
+                filters: Filters, strategy: str) -> SearchResult:
+        titles = {vid: e.title for vid, e in self.memory.manifest.videos.items()}
+        hits = [SearchHit(id=m.id, kind=m.kind, video_id=m.video_id, t_start=m.t_start, t_end=m.t_end, text=m.text,
+                          score=round(m.score, 4), macro_id=m.macro_id, macro_label=m.macro_label,
+                          context=list(m.context[:config.context_per_hit]),
+                          video_title=titles.get(m.video_id, "") if titles.get(m.video_id) != m.video_id else "",
+                          members=list(m.members), path=list(m.path))
+                for m in moments[:top_k]]
+        return SearchResult(query=query, mode=config.mode, strategy=strategy, hits=hits, as_of_sec=filters.as_of)
+
+    def search_nodes(self, query: str, top_k: int = 10, node_types: Sequence[str] | None = None,
+                     video_id: str | None = None, start_sec: float | None = None, end_sec: float | None = None,
+                     as_of_sec: float | None = None) -> SearchResult:
+        query, filters = self._filters(query, top_k, node_types, video_id, start_sec, end_sec, as_of_sec)
+        config = self.search_config
+        if config.strategy == "graph_walk":
+            return self._walk(query, top_k, filters, config)
+        vector = self.memory.embedder.embed_query(query) if config.mode != "fulltext" else None
+        with self._reading():  # waits out a writer, so lance and kuzu are seen at the same generation
+            if config.strategy == "flat" or vector is None:
+                hits = self.memory.vectors.search(config.mode, vector, query, top_k, filters.where())
+                moments = [Moment.from_hit(h) for h in hits]
+            else:
+                moments = search_library(self.memory.vectors, vector, query, config, filters, SEARCHABLE,
+                                         self._video_rows()).moments
+        return self._result(query, config, moments, top_k, filters, config.strategy)
+
+    def search_graph(self, query: str, top_k: int = 10, node_types: Sequence[str] | None = None,
+                     video_id: str | None = None, as_of_sec: float | None = None) -> SearchResult:
+        query, filters = self._filters(query, top_k, node_types, video_id, None, None, as_of_sec)
+        return self._walk(query, top_k, filters, self.search_config)
+
+    def _walk(self, query: str, top_k: int, filters: Filters, config: SearchConfig) -> SearchResult:
+        vector = self.memory.embedder.embed_query(query)
+        with self._reading() as graph:
+            found = search_library(self.memory.vectors, vector, query, config.model_copy(update={"merge_spans": False}),
+                                   filters, SEARCHABLE, self._video_rows(), open_kinds=SEARCHABLE)
+            typed = graph.video_edges(found.opened) if found.opened else []
+        parents: dict[str, str] = {}
+        for vid in found.opened:
+            outline = self._outline(vid)
+            if outline is None:
+                continue
+            parents.update({s.id: vid for s in outline.supers})
+            parents.update({m.id: m.super_id for m in outline.macros})
+        present = {h.id for h in found.hits}
+        parents.update({h.id: h.macro_id for h in found.hits if h.macro_id and h.kind not in ("macro", "super")})
+        keep = present | set(parents.values())
+        typed = [e for e in typed if e[0] in keep and e[1] in keep]
+        moments = walk(found.hits, found.moments[:config.walk.seeds], typed, parents, config.walk, filters.kinds)
+        return self._result(query, config, moments, top_k, filters, "graph_walk")
