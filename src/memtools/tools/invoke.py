@@ -161,7 +161,7 @@ def describe_errors(tool: str, model: type[BaseModel], exc: ValidationError,
             problems.append(msg.NOT_FINITE.format(name=name, value=_shown(error["input"])))
         elif kind in _EXPECTED:
             problems.append(msg.WRONG_TYPE.format(name=name, expected=_EXPECTED[kind],
-                                                  value=_shown(error["input"], with_kind=True)))
+                                                  value=_shown(error["input"], with_kind=kind.endswith("_type"))))
         else:
             first, _, rest = error["msg"].removeprefix("Value error, ").partition(" ")
             problem = rest if first in _SUBJECTS else f"{first} {rest}".strip() or "is not valid"
