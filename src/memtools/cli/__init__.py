@@ -45,8 +45,9 @@ def _describe(sub: argparse._SubParsersAction) -> None:
     """Every subcommand's ``--help`` opens with a description (its one-line help when it has none)."""
     helps = {action.dest: action.help for action in sub._choices_actions}  # noqa: SLF001 - argparse keeps them here
     for name, command in sub.choices.items():
-        if not command.description and helps.get(name):
-            command.description = helps[name][0].upper() + helps[name][1:] + "."
+        text = helps.get(name) or ""
+        if not command.description and text:
+            command.description = text[0].upper() + text[1:] + "."
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,8 @@ def flag(name: str) -> str:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tool", help="call one tool and print its result",
-                       description="Call a memory tool from the shell. `memtools tool NAME --help` lists its arguments.")
+                       description="Call a memory tool from the shell. "
+                                   "`memtools tool NAME --help` lists its arguments.")
     add_memory_arg(p)
     tools = p.add_subparsers(dest="tool", metavar="NAME", required=True)
     for spec in TOOL_SPECS.values():
@@ -59,6 +60,6 @@ def run(args: argparse.Namespace) -> int:
     print(result.model_dump_json(indent=2) if args.json else outcome.text)
     if isinstance(result, Frames) and getattr(args, "save_frames", None):
         args.save_frames.mkdir(parents=True, exist_ok=True)
-        for frame, image in zip(result.frames, result.images):
+        for frame, image in zip(result.frames, result.images, strict=True):
             (args.save_frames / f"{result.video_id}_{frame.t:09.2f}.jpg").write_bytes(image)
     return 0

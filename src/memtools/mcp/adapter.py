@@ -68,6 +68,7 @@ def call(spec: ToolSpec, tools: ToolsProvider, arguments: Any) -> CallToolResult
         return CallToolResult(content=[TextContent(type="text", text=outcome.text)], is_error=True,
                               _meta={ERROR_KIND_META: outcome.error})
     result = outcome.result
+    assert result is not None  # a successful outcome carries its result
     return frames_result(result) if isinstance(result, Frames) else tool_result(result)
 
 
