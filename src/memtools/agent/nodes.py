@@ -230,7 +230,7 @@ def act(state: ORAState, runtime: Runtime[ORAContext]) -> dict[str, Any]:
     images: list[str] = []
     if pending is None:
         why = state.get("failure") or "no tool call"
-        result = {"tool": None, "args": {}, "ok": False, "images": [],
+        result: dict[str, Any] = {"tool": None, "args": {}, "ok": False, "images": [],
                   "text": f"No tool ran in round {r}: your reply could not be used ({why})."}
     else:
         tool, args = pending["tool"], dict(pending["args"])

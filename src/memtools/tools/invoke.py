@@ -20,7 +20,7 @@ import json
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -30,7 +30,19 @@ from memtools.tools.text import clip
 
 if TYPE_CHECKING:
     from memtools.tools.core import MemoryTools
-    from memtools.tools.specs import ToolSpec
+
+
+class Spec(Protocol):
+    """What this module needs of a ``memtools.tools.specs.ToolSpec`` (a protocol, as specs imports this module)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def args(self) -> type[BaseModel]: ...
+
+    @property
+    def method(self) -> Callable[..., Any]: ...
 
 MAX_PROBLEMS = 3
 """Argument problems named in one error line (the rest are counted)."""
@@ -80,7 +92,7 @@ class ToolOutcome:
                    images=tuple(getattr(result, "images", None) or ()), result=result)
 
 
-def invoke(spec: ToolSpec, tools: MemoryTools, arguments: Mapping[str, Any] | BaseModel | Any, *,
+def invoke(spec: Spec, tools: MemoryTools, arguments: Mapping[str, Any] | BaseModel | Any, *,
            strict: bool = True) -> ToolOutcome:
     """Check ``arguments`` against the spec's model, run the tool, and say how it went."""
     try:
@@ -93,7 +105,7 @@ def invoke(spec: ToolSpec, tools: MemoryTools, arguments: Mapping[str, Any] | Ba
     return ToolOutcome.success(spec.name, result)
 
 
-def parse_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | BaseModel | Any, *, strict: bool = True,
+def parse_arguments(spec: Spec, arguments: Mapping[str, Any] | BaseModel | Any, *, strict: bool = True,
                     name_of: Callable[[str], str] = str) -> BaseModel:
     """The spec's argument model from raw arguments, or a ``ToolError`` naming each problem in one line.
 
