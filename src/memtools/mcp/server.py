@@ -62,7 +62,9 @@ class LazyTools:
 
 
 class MemtoolsServer(MCPServer):
-    """``MCPServer`` that also lists each video's summary as a concrete resource (clients show those in menus)."""
+    """``MCPServer`` whose memtools tools take the client's raw arguments (checked strictly by
+    ``ToolSpec.invoke`` against a closed input schema, never coerced by the SDK), and that also lists each
+    video's summary as a concrete resource (clients show those in menus)."""
 
     def __init__(self, tools: LazyTools, **kwargs) -> None:
         super().__init__(**kwargs)
