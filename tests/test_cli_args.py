@@ -91,3 +91,13 @@ def test_tool_errors_read_as_in_every_other_front_end(kitchen_memory_path, capsy
     assert outcome.error == "bad-arguments" and outcome.text == f"Tool error from get_subgraph: {outcome.message}"
     assert main(["tool", "get_subgraph", "-m", str(kitchen_memory_path), "--macro-id", "kitchen/macro_0099"]) == 1
     assert err_line(capsys) == f"memtools tool get_subgraph: error: {outcome.message}"
+
+
+def test_memtools_mcp_without_a_memory_is_a_usage_error(capsys, monkeypatch):
+    from memtools.mcp import main as mcp_main
+
+    monkeypatch.delenv("MEMTOOLS_MEMORY", raising=False)
+    with pytest.raises(SystemExit) as done:
+        mcp_main(["--http"])
+    assert done.value.code == 2
+    assert "memtools-mcp: error: the memory folder is missing" in capsys.readouterr().err
