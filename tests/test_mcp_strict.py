@@ -94,8 +94,10 @@ async def test_non_finite_and_out_of_range_numbers_say_what_is_wrong(connect):
     async with connect() as client:
         result = await client.call_tool("search_by_time", {"start_sec": 10, "end_sec": 1e300, "video_id": "kitchen"})
         assert "end_sec should be less than or equal to 10000000; you passed 1e+300" in one_line_error(result)
-        result = await client.call_tool("search_nodes", {"query": "pan", "top_k": 3.0})
-        assert "top_k must be an integer, not 3.0 (a number)" in one_line_error(result)
+        result = await client.call_tool("search_nodes", {"query": "pan", "top_k": 3.5})
+        assert "top_k must be an integer, not 3.5 (a number)" in one_line_error(result)
+        result = await client.call_tool("search_nodes", {"query": "pan", "top_k": 3.0})  # one JSON number type
+        assert not result.is_error and len(result.structured_content["hits"]) == 3
 
 
 async def test_null_for_an_optional_argument_means_its_default_and_json_string_lists_are_read(connect):

@@ -6,8 +6,8 @@ the same mistake wherever it runs:
 
 - arguments are strict: an unknown name ("did you mean 'top_k'?") or a wrong JSON type
   (``true`` or ``"5"`` for an integer) is an error, never silently dropped or converted;
-  ``null`` for an argument that has a default means "not given", and a list sent as a JSON
-  string (a habit of some clients) is read as that list;
+  ``null`` for an argument that has a default means "not given", ``5.0`` for an integer is 5,
+  and a list sent as a JSON string (a habit of some clients) is read as that list;
 - every failure the model should react to comes back as a ``ToolOutcome`` with an error
   ``kind`` (``bad-arguments``, ``not-found``, ``busy``) and one line of text; developer
   errors (a broken store) still raise.
@@ -131,13 +131,22 @@ def is_list_field(annotation: object) -> bool:
     return any(is_list_field(arg) for arg in typing.get_args(annotation))
 
 
+def _is_int_field(annotation: object) -> bool:
+    """Whether a field's type is an integer (also inside ``X | None``)."""
+    return annotation is int or any(_is_int_field(arg) for arg in typing.get_args(annotation))
+
+
 def _normalised(model: type[BaseModel], arguments: Mapping[str, Any]) -> dict[str, Any]:
-    """``null`` for a field with a default is left out; a JSON list sent as a string becomes the list."""
+    """``null`` for a field with a default is left out; a JSON list sent as a string becomes the list; a whole
+    number written as ``5.0`` is the integer 5 (JSON has one number type, and some model APIs send every
+    number as a float)."""
     out: dict[str, Any] = {}
     for name, value in arguments.items():
         field = model.model_fields.get(name)
         if field is not None and value is None and not field.is_required():
             continue
+        if field is not None and isinstance(value, float) and value.is_integer() and _is_int_field(field.annotation):
+            value = int(value)
         if field is not None and isinstance(value, str) and value.lstrip().startswith("[") \
                 and is_list_field(field.annotation):
             try:
