@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from agent_helpers import kitchen_memory
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from mcp_support import VALID_CALLS
 
 from memtools.agent.testing import ScriptedChatModel, tool_call
 from memtools.langchain import as_langchain_tools
@@ -38,9 +40,12 @@ def test_names_descriptions_and_schemas_come_from_the_catalogue(tools):
     assert list(tools) == list(TOOL_SPECS)
     for name, spec in TOOL_SPECS.items():
         assert tools[name].description == spec.description
-        assert tools[name].tool_call_schema.model_json_schema()["properties"].keys() == \
-            spec.args.model_json_schema()["properties"].keys()
+        schema = convert_to_openai_tool(tools[name])["function"]["parameters"]  # what bind_tools sends
+        assert schema["properties"].keys() == spec.args.model_json_schema()["properties"].keys()
+        assert schema["additionalProperties"] is False
     assert tools["get_subgraph"].metadata == {"memtools_group": "navigation"}
+    search = convert_to_openai_tool(tools["search_nodes"])["function"]["parameters"]
+    assert search["required"] == ["query"] and search["properties"]["top_k"]["maximum"] == 50
 
 
 def test_subset_and_unknown_names(memory):
@@ -69,7 +74,7 @@ def test_inspect_frames_returns_image_blocks(tools):
 def test_tool_error_becomes_an_error_message_the_model_reads(tools):
     msg = tools["get_subgraph"].invoke(_call("get_subgraph", macro_id="kitchen/macro_0099"))
     assert msg.status == "error"
-    assert msg.content.startswith("Tool error: macro event 'kitchen/macro_0099' does not exist")
+    assert msg.content.startswith("Tool error from get_subgraph: macro event 'kitchen/macro_0099' does not exist")
 
 
 def test_bad_arguments_come_back_as_messages_too(tools):
@@ -77,6 +82,25 @@ def test_bad_arguments_come_back_as_messages_too(tools):
     assert msg.status == "error" and "end_sec greater than start_sec" in msg.content
     msg = tools["search_nodes"].invoke(_call("search_nodes", query="lid", top_k=999))
     assert msg.status == "error" and "top_k" in msg.content
+
+
+@pytest.mark.parametrize("name", list(TOOL_SPECS))
+def test_unknown_argument_names_are_errors_naming_the_real_ones(tools, name):
+    msg = tools[name].invoke(_call(name, **VALID_CALLS[name], bogus_flag=1))
+    assert msg.status == "error" and "\n" not in msg.content
+    assert msg.content.startswith(f"Tool error from {name}: unknown argument 'bogus_flag' for {name}")
+
+
+@pytest.mark.parametrize(("name", "args", "message"), [
+    ("search_nodes", {"query": "lid", "topk": 3}, "unknown argument 'topk' for search_nodes (did you mean 'top_k'?)"),
+    ("search_nodes", {"query": "lid", "top_k": True}, "top_k must be an integer, not true (a boolean)"),
+    ("search_nodes", {"query": "lid", "top_k": "5"}, 'top_k must be an integer, not "5" (a string)'),
+    ("search_by_time", {"start_sec": "10", "end_sec": 20}, 'start_sec must be a number, not "10" (a string)'),
+    ("search_nodes", {"top_k": 3}, "missing required argument 'query' for search_nodes"),
+])
+def test_wrong_types_are_errors_not_conversions(tools, name, args, message):
+    msg = tools[name].invoke(_call(name, **args))
+    assert msg.status == "error" and message in msg.content and "\n" not in msg.content
 
 
 def test_user_graph_with_tool_node(memory):

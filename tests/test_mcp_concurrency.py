@@ -11,6 +11,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_support import BUSY, VALID_CALLS, console_script, make_memory, mcp_command
 
+from memtools.mcp.adapter import ERROR_KIND_META
+
 pytestmark = pytest.mark.slow
 
 WRITES = 3
@@ -50,6 +52,7 @@ async def test_servers_answer_during_writes_and_see_the_new_video_after(tmp_path
                     result = await client.call_tool(name, VALID_CALLS[name])
                     if result.is_error:  # the only acceptable error: the clear busy message
                         assert BUSY in result.content[0].text, result.content[0].text
+                        assert result.meta[ERROR_KIND_META] == "busy"  # a kind, not a message to compare
                         outcomes["busy"] += 1
                     else:
                         outcomes["ok"] += 1

@@ -45,6 +45,11 @@ async def exercise(client: Client) -> None:
     assert "kitchen/macro_0001" in frames.content[0].text
     bad = await client.call_tool("get_subgraph", {"macro_id": "x') RETURN 1 //"})
     assert bad.is_error and "does not exist" in bad.content[0].text
+    typo = await client.call_tool("search_nodes", {"query": "pan", "top_k": "3", "topk": 3})  # strict on the wire
+    assert typo.is_error and typo.content[0].text == (
+        "Tool error from search_nodes: unknown argument 'topk' for search_nodes (did you mean 'top_k'?); "
+        "its arguments are: " + ", ".join(TOOL_SPECS["search_nodes"].args.model_fields)
+        + '; top_k must be an integer, not "3" (a string)')
     summary = (await client.read_resource("memtools://videos/kitchen/summary")).contents[0]
     assert "Frying and the pan fire" in summary.text
 

@@ -29,8 +29,10 @@ def test_error_tree():
     assert set(memtools.errors.__all__) == {
         "BuildError", "ConfigError", "EmbeddingError", "ImportFormatError", "IncompatibleMemory", "MemoryBusy",
         "MemoryError_", "MemoryNotFound", "MemtoolsError", "PerceptionError", "StoreError", "ToolError",
-        "VideoError"}
+        "VideoError", "ToolBusy", "ToolErrorKind", "ToolNotFound"}
     assert not issubclass(memtools.ToolError, memtools.MemtoolsError)
+    assert issubclass(memtools.errors.ToolBusy, memtools.ToolError)
+    assert issubclass(memtools.errors.ToolNotFound, memtools.ToolError)
 
 
 def test_importing_memtools_does_not_import_heavy_front_ends():

@@ -16,12 +16,23 @@ Two audiences react to errors, so there are two branches:
     └── BuildError                 the construction pipeline could not finish
 
     ToolError                      model-facing: written for an LLM to read and act on
+    ├── ToolNotFound               an id the call named does not exist
+    └── ToolBusy                   the memory is being written; the same call works shortly
+
+Every ``ToolError`` carries a ``kind`` (``"bad-arguments"``, ``"not-found"``, ``"busy"``) that
+front ends read instead of comparing message texts.
 
 Third-party exceptions (kuzu, lance, cv2, httpx) are translated where they are caught and
 chained with ``raise ... from exc``; they never leak out of memtools.
 """
 
 from __future__ import annotations
+
+from typing import Literal
+
+ToolErrorKind = Literal["bad-arguments", "not-found", "busy", "unavailable"]
+"""What went wrong with a tool call: the model's arguments, a missing id, a busy memory, or a memory
+that cannot be read at all (``unavailable``: not found, damaged or incompatible; a developer must act)."""
 
 
 class MemtoolsError(Exception):
@@ -77,8 +88,22 @@ class ToolError(Exception):
 
     Deliberately not a ``MemtoolsError``: front ends turn it into an observation for the
     model (an MCP ``is_error`` result, a LangChain error ToolMessage, an ORA observation)
-    while developer errors propagate.
+    while developer errors propagate. ``kind`` says which sort of mistake it is.
     """
+
+    kind: ToolErrorKind = "bad-arguments"
+
+
+class ToolNotFound(ToolError):
+    """The call named an id (video, node, keyframe) that this memory does not hold."""
+
+    kind: ToolErrorKind = "not-found"
+
+
+class ToolBusy(ToolError):
+    """Another process is writing the memory; the same call will work in a few seconds."""
+
+    kind: ToolErrorKind = "busy"
 
 
 __all__ = [
@@ -93,6 +118,9 @@ __all__ = [
     "MemtoolsError",
     "PerceptionError",
     "StoreError",
+    "ToolBusy",
     "ToolError",
+    "ToolErrorKind",
+    "ToolNotFound",
     "VideoError",
 ]

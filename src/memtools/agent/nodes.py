@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
-from pydantic import ValidationError
 
 from memtools.agent import prompts
 from memtools.agent.parsing import (
@@ -32,7 +31,7 @@ from memtools.agent.parsing import (
 )
 from memtools.agent.state import ORAContext, ORAState, empty_exploration
 from memtools.errors import ConfigError, ToolError
-from memtools.tools import TOOL_SPECS, Frames
+from memtools.tools import TOOL_SPECS, ToolOutcome
 from memtools.tools.text import clip, hms, span
 
 _MACRO_ID = re.compile(r"(?<![\w.-])[A-Za-z0-9][A-Za-z0-9_.-]*/macro_\d+\b")
@@ -224,29 +223,25 @@ def route_after_reason(state: ORAState) -> Literal["act", "answer"]:
 # --- act -------------------------------------------------------------------------------------
 
 def act(state: ORAState, runtime: Runtime[ORAContext]) -> dict[str, Any]:
-    """Run the pending call. A ``ToolError`` (or a bad argument) becomes the observation."""
+    """Run the pending call through ``ToolSpec.invoke``; a model-facing error becomes the observation."""
     ctx = runtime.context
     r = state.get("round", 0) + 1
     pending = state.get("pending")
     images: list[str] = []
     if pending is None:
         why = state.get("failure") or "no tool call"
-        result = {"tool": None, "args": {}, "ok": False, "images": [],
+        result: dict[str, Any] = {"tool": None, "args": {}, "ok": False, "images": [],
                   "text": f"No tool ran in round {r}: your reply could not be used ({why})."}
     else:
         tool, args = pending["tool"], dict(pending["args"])
         scope = state.get("scope") or []
-        try:
-            if scope and args.get("video_id") not in (None, *scope):
-                raise ToolError(msg_out_of_scope(args["video_id"], scope))
-            value = TOOL_SPECS[tool].call(ctx.tools, with_defaults(tool, args, _defaults(state, ctx)))
-            text, ok = value.render(), True
-            if ctx.images and isinstance(value, Frames):
-                images = [base64.b64encode(b).decode("ascii") for b in value.images]
-        except ToolError as exc:
-            text, ok = f"Tool error from {tool}: {exc}", False
-        except ValidationError as exc:
-            text, ok = f"Tool error from {tool}: bad arguments: {exc.errors()[0]['msg']}", False
+        if scope and args.get("video_id") not in (None, *scope):
+            outcome = ToolOutcome.failure(tool, "bad-arguments", msg_out_of_scope(args["video_id"], scope))
+        else:
+            outcome = TOOL_SPECS[tool].invoke(ctx.tools, with_defaults(tool, args, _defaults(state, ctx)))
+        text, ok = outcome.text, outcome.ok
+        if ctx.images and outcome.images:
+            images = [base64.b64encode(b).decode("ascii") for b in outcome.images]
         result = {"tool": tool, "args": args, "ok": ok, "text": text, "images": images,
                   "notes": pending.get("notes") or []}
     record = {"kind": "act", "round": r, "tool": result["tool"], "args": result["args"], "ok": result["ok"],

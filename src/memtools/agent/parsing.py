@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from memtools.agent.prompts import ANSWER_TOOL, CLUE_CHARS, FinalReply, ReasonReply
+from memtools.errors import ToolError
 from memtools.tools import TOOL_SPECS
 from memtools.tools.text import clip
 
@@ -108,11 +109,10 @@ def _validate_args(tool: str, args: Any, allowed: tuple[str, ...], defaults: dic
     if not isinstance(args, dict):
         raise ReplyError(f"the arguments of {tool} must be a JSON object")
     args = {k: v for k, v in args.items() if v is not None}
-    try:
-        TOOL_SPECS[tool].args.model_validate(with_defaults(tool, args, defaults))
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()[:4])
-        raise ReplyError(f"bad arguments for {tool}: {problems}") from None
+    try:  # the same strict check and words as ToolSpec.invoke in the act node and the other front ends
+        TOOL_SPECS[tool].parse(with_defaults(tool, args, defaults))
+    except ToolError as exc:
+        raise ReplyError(f"bad arguments for {tool}: {exc}") from None
     return args
 
 

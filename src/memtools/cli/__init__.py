@@ -1,5 +1,9 @@
 """The ``memtools`` command line. Each subcommand lives in its own module with a
-``register(subparsers)`` function that adds its parser and sets ``func``."""
+``register(subparsers)`` function that adds its parser and sets ``func``.
+
+``--memory DIR`` may come before or after the subcommand, or from ``$MEMTOOLS_MEMORY``.
+Every failure a user can fix is one line on stderr (exit 1; 2 for usage errors).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ import argparse
 import importlib
 import logging
 import sys
+from pathlib import Path
 
+from memtools.cli.common import MEMORY_ENV, resolve_memory
 from memtools.errors import MemtoolsError, ToolError
 
 # Module names under memtools.cli, in the order ``memtools --help`` lists them.
@@ -20,6 +26,8 @@ def parser() -> argparse.ArgumentParser:
         description="Long-term graph memory of videos for LLM agents: build it, inspect it, serve it as tools.",
     )
     root.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    root.add_argument("--memory", "-m", type=Path, default=None, metavar="DIR",
+                      help=f"memory folder, for any command (or after it); default ${MEMORY_ENV}")
     sub = root.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         try:
@@ -29,11 +37,25 @@ def parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
+    _describe(sub)
     return root
+
+
+def _describe(sub: argparse._SubParsersAction) -> None:
+    """Every subcommand's ``--help`` opens with a description (its one-line help when it has none)."""
+    helps = {action.dest: action.help for action in sub._choices_actions}  # noqa: SLF001 - argparse keeps them here
+    for name, command in sub.choices.items():
+        text = helps.get(name) or ""
+        if not command.description and text:
+            command.description = text[0].upper() + text[1:] + "."
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    problem = resolve_memory(args) if getattr(args, "func", None) else None
+    if problem:
+        print(f"memtools {args.command}: error: {problem}", file=sys.stderr)
+        return 2
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     if not getattr(args, "func", None):
@@ -47,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into head & co.
         sys.stderr.close()
         return 0
+    except OSError as exc:  # a target that is a file, a missing parent, no permission, a full disk
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"memtools {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"memtools {args.command}: interrupted", file=sys.stderr)
         return 130

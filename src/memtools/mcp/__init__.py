@@ -13,6 +13,10 @@ From a shell: ``memtools serve --memory DIR [--http --host H --port P]`` or ``me
 with the same options. Many server processes may share one memory while another process
 writes to it: a call that meets the writer gets "memory is being updated, try again in a
 few seconds", and new data shows up without a restart.
+
+Arguments are strict (unknown names and wrong JSON types are errors, the input schemas say
+``additionalProperties: false``); an error result is one line for the model, with its kind
+(``bad-arguments``, ``not-found``, ``busy``, ``unavailable``) in ``_meta["memtools/errorKind"]``.
 """
 
 from memtools.mcp.adapter import FrameOut, FramesOut

@@ -1,11 +1,12 @@
-"""The nine tools as MCP tool functions, generated from ``TOOL_SPECS``.
+"""The nine tools as MCP tools, generated from ``TOOL_SPECS`` and run through ``ToolSpec.invoke``.
 
-For each spec this module builds a plain function whose ``__signature__`` is made from the
-fields of the spec's argument model (types, bounds and descriptions carry over, so the SDK
-publishes the same constraints the tool core checks) and whose return annotation is
-``Annotated[CallToolResult, <result model>]`` (the SDK publishes the result model as the
-output schema). The function only converts: arguments in, the rendered text plus the result
-as structured content out, model-facing errors to an ``is_error`` result.
+Each tool is registered with a function whose ``__signature__`` is made from the fields of the
+spec's argument model and whose return annotation is ``Annotated[CallToolResult, <result
+model>]`` (the SDK publishes the result model as the output schema). Calls do not go through
+the SDK's own (lenient) argument parsing: the server hands the raw arguments to ``call`` below,
+which checks them strictly with the spec (unknown names and wrong JSON types are errors, as the
+published ``additionalProperties: false`` input schema says) and converts the ``ToolOutcome``:
+the rendered text plus structured content, or an ``is_error`` result of one clear line.
 """
 
 from __future__ import annotations
@@ -13,20 +14,23 @@ from __future__ import annotations
 import base64
 import contextlib
 import inspect
+import logging
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, get_type_hints
 
-from mcp.server.mcpserver.exceptions import ToolError as McpToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, ContentBlock, ImageContent, ResourceLink, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from memtools.errors import IncompatibleMemory, MemoryBusy, MemoryNotFound, ToolError
+from memtools.errors import IncompatibleMemory, MemoryBusy, MemoryNotFound, MemtoolsError, ToolError
 from memtools.mcp.limits import IMAGE_BYTES_LIMIT, MAX_RESULT_CHARS, NARROW_HINT, cap_structured, cap_text
 from memtools.mcp.uris import frame_uri, keyframe_uri
-from memtools.tools import FrameItem, Frames, MemoryTools, ToolSpec
+from memtools.tools import FrameItem, Frames, MemoryTools, ToolOutcome, ToolSpec
 from memtools.tools import messages as msg
 from memtools.tools.text import clip, hms
+
+log = logging.getLogger(__name__)
 
 ToolsProvider = Callable[[], MemoryTools]
 """Returns the ``MemoryTools`` to call (opened on first use)."""
@@ -34,6 +38,8 @@ ToolsProvider = Callable[[], MemoryTools]
 ANNOTATIONS = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                               open_world_hint=False)
 META = {"anthropic/maxResultSizeChars": MAX_RESULT_CHARS}
+ERROR_KIND_META = "memtools/errorKind"
+"""``_meta`` key of an ``is_error`` result: ``bad-arguments``, ``not-found``, ``busy`` or ``unavailable``."""
 
 
 class FrameOut(FrameItem):
@@ -48,19 +54,42 @@ class FramesOut(Frames):
     images: SkipJsonSchema[list[bytes]] = Field(default_factory=list, exclude=True, repr=False)
 
 
+def call(spec: ToolSpec, tools: ToolsProvider, arguments: Any) -> CallToolResult:
+    """One tool call with the client's raw arguments: a result, or an ``is_error`` result the model can act on."""
+    try:
+        outcome = spec.invoke(tools(), arguments)
+    except (MemoryNotFound, IncompatibleMemory) as exc:
+        outcome = ToolOutcome.failure(spec.name, "unavailable", msg.MEMORY_UNAVAILABLE.format(reason=exc))
+    except MemtoolsError as exc:  # a store that fails: the translated message, never the engine's
+        log.warning("tool %s failed: %s", spec.name, exc, exc_info=True)
+        outcome = ToolOutcome.failure(spec.name, "unavailable", msg.MEMORY_FAILED.format(reason=exc))
+    if not outcome.ok:
+        log.info("tool %s: %s error: %s", spec.name, outcome.error, outcome.message)
+        return CallToolResult(content=[TextContent(type="text", text=outcome.text)], is_error=True,
+                              _meta={ERROR_KIND_META: outcome.error})
+    result = outcome.result
+    assert result is not None  # a successful outcome carries its result
+    return frames_result(result) if isinstance(result, Frames) else tool_result(result)
+
+
 @contextlib.contextmanager
-def model_errors(error: type[Exception], busy: type[Exception] | None = None) -> Iterator[None]:
-    """Re-raise what the model (or the user reading the transcript) should see as ``error`` (``busy`` when the
-    memory is being written)."""
-    busy = busy or error
+def resource_errors() -> Iterator[None]:
+    """Tool errors as resource errors: a wrong or missing id is "not found", a busy or unreadable memory is not."""
     try:
         yield
     except ToolError as exc:
-        raise (busy if str(exc) == msg.BUSY else error)(str(exc)) from exc
+        raise (ResourceError if exc.kind in ("busy", "unavailable") else ResourceNotFoundError)(str(exc)) from exc
     except MemoryBusy as exc:
-        raise busy(msg.BUSY) from exc
+        raise ResourceError(msg.BUSY) from exc
     except (MemoryNotFound, IncompatibleMemory) as exc:
-        raise error(f"the memtools server cannot open its memory: {exc}") from exc
+        raise ResourceError(msg.MEMORY_UNAVAILABLE.format(reason=exc)) from exc
+
+
+def input_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The published input schema: the spec's argument model, closed to other names."""
+    schema = spec.args.model_json_schema()
+    schema["additionalProperties"] = False
+    return schema
 
 
 def signature(spec: ToolSpec) -> inspect.Signature:
@@ -79,12 +108,10 @@ def output_model(spec: ToolSpec) -> type[BaseModel]:
 
 
 def tool_function(spec: ToolSpec, tools: ToolsProvider) -> Callable[..., CallToolResult]:
-    """A sync function the SDK can register (it runs sync tools on worker threads)."""
+    """A sync function to register with the SDK (its signature gives the output schema); it runs ``call``."""
 
     def run(**arguments: Any) -> CallToolResult:
-        with model_errors(McpToolError):
-            result = spec.call(tools(), arguments)
-        return frames_result(result) if isinstance(result, Frames) else tool_result(result)
+        return call(spec, tools, arguments)
 
     run.__name__ = run.__qualname__ = spec.name
     run.__doc__ = spec.description

@@ -5,12 +5,11 @@ from __future__ import annotations
 import math
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 
 from memtools.mcp import uris
-from memtools.mcp.adapter import ToolsProvider, model_errors
+from memtools.mcp.adapter import ToolsProvider, resource_errors
 from memtools.mcp.limits import cap_text
-from memtools.schema import VIDEO_ID_RE, Keyframe, NodeKind, kind_of_id
 from memtools.tools import MemoryTools
 
 FRAME_WINDOW = 0.01
@@ -21,44 +20,29 @@ def register_resources(server: MCPServer, tools: ToolsProvider) -> None:
     @server.resource(uris.VIDEOS, name="videos", title="Videos in this memory", mime_type="application/json",
                      description="Every video in the memory: id, title, duration, build status and node counts.")
     def videos() -> str:
-        with model_errors(ResourceError):
+        with resource_errors():
             return tools().list_videos().model_dump_json(indent=1)
 
     @server.resource(uris.SUMMARY, name="video_summary", title="Video summary", mime_type="text/plain",
                      description="Overview of one video: title, description, themes, key entities and its super "
                                  "events with time ranges (the same text as the get_summary tool).")
     def summary(video_id: str) -> str:
-        with model_errors(ResourceNotFoundError, busy=ResourceError):
+        with resource_errors():
             return cap_text(tools().get_summary(video_id).render())
 
     @server.resource(uris.KEYFRAME, name="keyframe", title="Keyframe", mime_type="image/jpeg",
                      description="A keyframe stored in the memory, by id: keyframe 'kitchen/kf_0001' is "
                                  "memtools://videos/kitchen/keyframes/kf_0001. inspect_frames returns these links.")
     def keyframe(video_id: str, name: str) -> bytes:
-        return read_keyframe(tools(), video_id, name)
+        with resource_errors():
+            return tools().keyframe(f"{video_id}/{name}")
 
     @server.resource(uris.FRAME, name="frame", title="Frame at a time", mime_type="image/jpeg",
                      description="The frame shown at t seconds, decoded from the source video (or a stored "
                                  "keyframe at that time), e.g. memtools://videos/kitchen/frames/130.000.")
     def frame(video_id: str, t: str) -> bytes:
-        return read_frame(tools(), video_id, t)
-
-
-def read_keyframe(tools: MemoryTools, video_id: str, name: str) -> bytes:
-    keyframe_id = f"{video_id}/{name}"
-    hint = ("keyframe URIs look like memtools://videos/<video_id>/keyframes/kf_0001; "
-            "inspect_frames returns them")
-    if not VIDEO_ID_RE.match(video_id) or "/" in name or kind_of_id(keyframe_id) is not NodeKind.KEYFRAME:
-        raise ResourceNotFoundError(f"{keyframe_id!r} is not a keyframe id; {hint}")
-    with model_errors(ResourceError), tools.memory.reading() as graph:
-        node = graph.get(keyframe_id)
-    if not isinstance(node, Keyframe) or node.video_id != video_id:
-        raise ResourceNotFoundError(f"no keyframe {keyframe_id!r} in this memory; {hint}")
-    root = tools.memory.path.resolve()
-    path = (root / node.path).resolve()
-    if not path.is_relative_to(root) or not path.is_file():
-        raise ResourceNotFoundError(f"keyframe {keyframe_id!r} has no image file in the memory folder")
-    return path.read_bytes()
+        with resource_errors():
+            return read_frame(tools(), video_id, t)
 
 
 def read_frame(tools: MemoryTools, video_id: str, t: str) -> bytes:
@@ -68,8 +52,7 @@ def read_frame(tools: MemoryTools, video_id: str, t: str) -> bytes:
         seconds = math.nan
     if not math.isfinite(seconds) or seconds < 0:
         raise ResourceNotFoundError(f"frame time {t!r} is not a number of seconds >= 0, e.g. .../frames/130.000")
-    with model_errors(ResourceNotFoundError, busy=ResourceError):
-        frames = tools.inspect_frames(video_id, seconds, seconds + FRAME_WINDOW, 1)
+    frames = tools.inspect_frames(video_id, seconds, seconds + FRAME_WINDOW, 1)
     if not frames.images:
         raise ResourceNotFoundError(frames.note or f"no frame of {video_id!r} at {seconds:.3f} s")
     return frames.images[0]

@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 
+from memtools.cli.common import add_serve_arguments, resolve_memory
 from memtools.errors import MemtoolsError
 from memtools.mcp.server import build_server
 from memtools.store import Memory
@@ -45,15 +46,16 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
 
 def main(argv: list[str] | None = None) -> int:
     """``memtools-mcp --memory DIR [--http --host H --port P] [-v]``: the same options as ``memtools serve``."""
-    from memtools.cli.serve import add_arguments
-
     parser = argparse.ArgumentParser(
         prog="memtools-mcp",
         description="Serve a memtools memory as an MCP server (stdio by default, streamable HTTP with --http).",
     )
-    add_arguments(parser)
+    add_serve_arguments(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="log requests and details to stderr")
     args = parser.parse_args(argv)
+    problem = resolve_memory(args)
+    if problem:
+        parser.error(problem)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     try:

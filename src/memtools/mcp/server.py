@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
-from mcp.types import Resource
+from mcp.types import CallToolResult, Resource
+from mcp.types import Tool as MCPTool
 
 from memtools.mcp import uris
-from memtools.mcp.adapter import ANNOTATIONS, META, tool_function
+from memtools.mcp.adapter import ANNOTATIONS, META, call, input_schema, tool_function
 from memtools.mcp.prompts import INSTRUCTIONS, register_prompts
 from memtools.mcp.resources import register_resources
 from memtools.store import Memory
@@ -60,11 +62,27 @@ class LazyTools:
 
 
 class MemtoolsServer(MCPServer):
-    """``MCPServer`` that also lists each video's summary as a concrete resource (clients show those in menus)."""
+    """``MCPServer`` whose memtools tools take the client's raw arguments (checked strictly by
+    ``ToolSpec.invoke`` against a closed input schema, never coerced by the SDK), and that also lists each
+    video's summary as a concrete resource (clients show those in menus)."""
 
     def __init__(self, tools: LazyTools, **kwargs) -> None:
         super().__init__(**kwargs)
         self.memtools = tools
+
+    async def list_tools(self) -> list[MCPTool]:
+        """The SDK's listing, with each memtools tool's strict input schema (``additionalProperties: false``)."""
+        listed = await super().list_tools()
+        return [t.model_copy(update={"input_schema": input_schema(TOOL_SPECS[t.name])}) if t.name in TOOL_SPECS
+                else t for t in listed]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """memtools tools get the client's raw arguments (checked strictly by ``ToolSpec.invoke``, not coerced)."""
+        spec = TOOL_SPECS.get(name)
+        if spec is None:
+            return await super().call_tool(name, arguments, context)
+        result: CallToolResult = await anyio.to_thread.run_sync(functools.partial(call, spec, self.memtools, arguments))
+        return result
 
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()

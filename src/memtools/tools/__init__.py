@@ -2,6 +2,7 @@
 
 from memtools.errors import ToolError
 from memtools.tools.core import MemoryTools
+from memtools.tools.invoke import ToolOutcome
 from memtools.tools.results import (
     EdgeItem,
     FrameItem,
@@ -24,5 +25,5 @@ from memtools.tools.specs import TOOL_SPECS, ToolSpec
 __all__ = [
     "EdgeItem", "FrameItem", "Frames", "MacroEvents", "MacroItem", "MemoryTools", "NodeItem", "Relations",
     "SearchConfig", "SearchHit", "SearchResult", "Subgraph", "SuperEvents", "Summary", "TOOL_SPECS",
-    "TimeResult", "ToolError", "ToolSpec", "VideoList",
+    "TimeResult", "ToolError", "ToolOutcome", "ToolSpec", "VideoList",
 ]

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memtools.errors import MemoryBusy, ToolError
+from memtools.errors import MemoryBusy, ToolBusy, ToolError, ToolNotFound
 from memtools.schema import (
     LABELS,
+    VIDEO_ID_RE,
     Entity,
+    Keyframe,
     MacroEvent,
     MicroEvent,
     NodeKind,
@@ -143,7 +145,7 @@ class MemoryTools(SearchTools, EntityTools):
         try:
             return self.memory.outline(video_id)
         except MemoryBusy as exc:
-            raise ToolError(msg.BUSY) from exc
+            raise ToolBusy(msg.BUSY) from exc
 
     def _lookup(self, node_id: str, kind: type):
         """A super or macro event by id, from its video's cached outline (None if absent)."""
@@ -312,6 +314,23 @@ class MemoryTools(SearchTools, EntityTools):
             raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(video.duration)))
         return inspect_window(self.memory.path, video, keyframes, macros, start_sec, end_sec, max_frames)
 
+    # --- keyframe images (what the MCP keyframe resources serve) ------------------------
+
+    def keyframe(self, keyframe_id: str) -> bytes:
+        """The JPEG of a stored keyframe, by id (``kitchen/kf_0001``); ``ToolNotFound`` names what is wrong."""
+        video_id, _, name = keyframe_id.partition("/")
+        if not VIDEO_ID_RE.match(video_id) or "/" in name or kind_of_id(keyframe_id) is not NodeKind.KEYFRAME:
+            raise ToolNotFound(msg.NOT_A_KEYFRAME.format(keyframe_id=keyframe_id))
+        with self._reading() as g:
+            node = g.get(keyframe_id)
+        if not isinstance(node, Keyframe) or node.video_id != video_id:
+            raise ToolNotFound(msg.NO_KEYFRAME.format(keyframe_id=keyframe_id))
+        root = self.memory.path.resolve()
+        path = (root / node.path).resolve()
+        if not path.is_relative_to(root) or not path.is_file():
+            raise ToolNotFound(msg.KEYFRAME_FILE_MISSING.format(keyframe_id=keyframe_id))
+        return path.read_bytes()
+
 
 class _BusyAsToolError:
     """``memory.reading()`` with ``MemoryBusy`` turned into the model-facing ToolError."""
@@ -323,7 +342,7 @@ class _BusyAsToolError:
         try:
             return self._cm.__enter__()
         except MemoryBusy as exc:
-            raise ToolError(msg.BUSY) from exc
+            raise ToolBusy(msg.BUSY) from exc
 
     def __exit__(self, *exc):
         return self._cm.__exit__(*exc)

@@ -50,3 +50,21 @@ NO_ENTITY_INDEX = (
     "this memory has no entity profiles (it was written before memtools kept them); "
     "re-import or rebuild its videos to add them, meanwhile use search_nodes(node_types=['entity'])"
 )
+NOT_A_KEYFRAME = (
+    "{keyframe_id!r} is not a keyframe id; keyframe ids look like '<video>/kf_0001' "
+    "(URIs memtools://videos/<video>/keyframes/kf_0001) and inspect_frames returns them"
+)
+NO_KEYFRAME = "no keyframe {keyframe_id!r} in this memory; inspect_frames returns the keyframes of a time window"
+KEYFRAME_FILE_MISSING = "keyframe {keyframe_id!r} has no image file in the memory folder"
+# Argument checks shared by every front end (MCP, LangChain, the ORA loop, the CLI).
+UNKNOWN_ARGUMENT = "unknown argument {name!r} for {tool}{suggestion}"
+TOOL_ARGUMENTS = "its arguments are: {allowed}"
+NO_ARGUMENTS = "it takes no arguments"
+DID_YOU_MEAN = " (did you mean {name!r}?)"
+MISSING_ARGUMENT = "missing required argument {name!r} for {tool}"
+WRONG_TYPE = "{name} must be {expected}, not {value}"
+NOT_FINITE = "{name} must be a finite number, not {value}"
+BAD_VALUE = "{name} {problem}; you passed {value}"
+ARGUMENTS_NOT_AN_OBJECT = "the arguments of {tool} must be an object of named arguments, not {value}"
+MEMORY_UNAVAILABLE = "the memtools server cannot open its memory: {reason}"
+MEMORY_FAILED = "the memtools server could not read its memory: {reason}"

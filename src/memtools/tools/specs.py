@@ -13,11 +13,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from memtools.tools.core import MAX_FRAMES, MAX_IDS, TOP_K_MAX, MemoryTools
+from memtools.tools.invoke import ToolOutcome, invoke, parse_arguments
 
 VideoId = Annotated[str | None, Field(
     default=None, max_length=128,
     description="Video id from list_videos. May be omitted when the memory holds a single video.")]
-Seconds = Annotated[float, Field(ge=0, le=10_000_000, description="Seconds from the start of the video.")]
+Seconds = Annotated[float, Field(ge=0, le=10_000_000, allow_inf_nan=False,
+                                  description="Seconds from the start of the video.")]
 NodeType = Literal["super", "macro", "entity", "event", "ocr"]
 AsOf = Annotated[float | None, Field(
     default=None, ge=0, le=10_000_000,
@@ -129,6 +131,14 @@ class ToolSpec:
         """Validate arguments with the spec's model and run the tool."""
         args = arguments if isinstance(arguments, self.args) else self.args.model_validate(arguments)
         return self.method(tools, **args.model_dump())
+
+    def parse(self, arguments: Any, *, strict: bool = True, name_of: Callable[[str], str] = str) -> BaseModel:
+        """The argument model, or a one-line ``ToolError`` naming each wrong argument (see ``tools.invoke``)."""
+        return parse_arguments(self, arguments, strict=strict, name_of=name_of)
+
+    def invoke(self, tools: MemoryTools, arguments: Any, *, strict: bool = True) -> ToolOutcome:
+        """Run one call from a front end: strict arguments in, a ``ToolOutcome`` (result or error kind) out."""
+        return invoke(self, tools, arguments, strict=strict)
 
 
 TOOL_SPECS: dict[str, ToolSpec] = {s.name: s for s in (
