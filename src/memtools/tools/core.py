@@ -49,6 +49,7 @@ from memtools.tools.search import SearchConfig
 from memtools.tools.text import brief, hms
 
 TOP_K_MAX = 50
+LIST_LIMIT, LIST_MAX = 50, 200  # list_videos page size: default, most
 MAX_IDS = 50
 MAX_FRAMES = 16
 ALL_LABELS = sorted(set().union(*LABELS.values()) - {"CONTAINS"})
@@ -121,11 +122,21 @@ class MemoryTools:
 
     # --- navigation ---------------------------------------------------------------------
 
-    def list_videos(self) -> VideoList:
+    def list_videos(self, offset: int = 0, limit: int = LIST_LIMIT, query: str | None = None) -> VideoList:
+        """A page of the videos (sorted by id); ``query`` keeps ids or titles that contain it (any case)."""
+        _range("offset", offset, 0, 10**9)
+        _range("limit", limit, 1, LIST_MAX)
         self.memory.refresh()
+        needle = (query or "").strip().lower()
+        entries = [(vid, e) for vid, e in sorted(self.memory.manifest.videos.items())
+                   if needle in vid.lower() or needle in e.title.lower()]
         items = [VideoItem(video_id=vid, title=e.title, duration=e.duration, status=e.status, counts=e.counts)
-                 for vid, e in sorted(self.memory.manifest.videos.items())]
-        return VideoList(videos=items)
+                 for vid, e in entries[offset:offset + limit]]
+        from memtools.store.integrity import damage_message, quick_problems
+
+        problems = quick_problems(self.memory.path, self.memory.manifest)
+        return VideoList(videos=items, total=len(entries), offset=offset, limit=limit, query=needle,
+                         warning=damage_message(self.memory.path, problems) if problems else "")
 
     def _outline(self, video_id: str) -> Outline | None:
         try:
