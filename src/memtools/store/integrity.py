@@ -90,9 +90,13 @@ def check_folder(folder: Path, *, create: bool) -> None:
         raise ConfigError(f"{folder} is a file, not a memory folder; pass a folder with --memory")
     if create:
         parent = folder if folder.exists() else next((p for p in folder.parents if p.exists()), None)
-        if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-            raise ConfigError(f"cannot create a memory at {folder}: {parent} is not a writable folder; "
-                              "choose a folder you can write to")
+        try:
+            if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+                raise PermissionError(13, "not a writable folder")
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create a memory at {folder}: {parent} is not a writable folder "
+                              f"({exc.strerror or exc}); choose a folder you can write to") from exc
 
 
 def expected_rows(manifest: Manifest) -> int:
@@ -181,6 +185,15 @@ class GuardedIndex(LanceIndex):
         if not create and self._nodes is None and not (self.path / NODES_TABLE).is_dir():
             return None
         return super().nodes(create)
+
+    def search(self, *args, **kwargs):
+        try:
+            return super().search(*args, **kwargs)
+        except StoreError as exc:  # lance failed reading its own files: a tool caller must learn what to do
+            memory = self.path.parent
+            raise MemoryDamaged(f"{exc}. The vector table may be damaged; the user should run `memtools check "
+                                f"--memory {memory}` (and `memtools repair --memory {memory}` if it finds damage)"
+                                ) from exc
 
 
 # --- the full check (memtools check) ------------------------------------------------------
