@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from conftest import EMBEDDER, check, cli, searchable
+from fault_helpers import EMBEDDER, check, cli, mem, searchable, template  # noqa: F401 - fixtures
 from mcp import Client
 from mcp.types import TextContent
 
@@ -191,3 +191,16 @@ def test_check_reports_missing_keyframe_files_it_cannot_rebuild(tmp_path, capsys
     assert code == 1 and "kitchen: 1 keyframe image(s) missing, e.g. frames/kitchen/kf_0003.jpg" in out
     assert "inspect_frames falls back to the source video" in out
     assert json.loads((path / "memtools.json").read_text())["videos"]["kitchen"]["status"] == "ready"
+
+
+def test_langchain_tools_answer_with_the_damage(mem):
+    import shutil
+
+    from memtools.langchain import as_langchain_tools
+
+    shutil.rmtree(mem / "vectors")
+    with Memory.open(mem, EMBEDDER) as memory:
+        search = {t.name: t for t in as_langchain_tools(memory)}["search_nodes"]
+        message = search.invoke({"type": "tool_call", "name": "search_nodes", "args": {"query": "fire"}, "id": "1"})
+    assert message.status == "error"
+    assert "vectors/ is missing" in message.content and "memtools repair --memory" in message.content

@@ -33,7 +33,7 @@ class ListVideosArgs(_Args):
     offset: int = Field(default=0, ge=0, le=1_000_000_000, description="Skip this many videos (for the next page).")
     limit: int = Field(default=LIST_LIMIT, ge=1, le=LIST_MAX, description=f"At most this many videos (1-{LIST_MAX}).")
     query: str | None = Field(default=None, max_length=200, description=(
-        "Only videos whose id or title contains this text (any case), e.g. 'kitchen'."))
+        "Only videos whose id or name contains this text (any case), e.g. 'kitchen'."))
 
 
 class SummaryArgs(_Args):

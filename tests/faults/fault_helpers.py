@@ -1,4 +1,4 @@
-"""Fault injection: a memory of two videos, copied fresh for each test so a test may break it.
+"""Fault injection helpers: a memory of two videos, copied fresh for each test so a test may break it.
 
 Every test ends with ``memtools check`` clean (after ``memtools repair`` where the damage is
 derivable) or with a clear refusal that names the damage and the command that fixes it; none
@@ -7,6 +7,7 @@ may lose a video silently.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -62,4 +63,4 @@ def searchable(path: Path) -> set[str]:
 def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     src = Path(__file__).resolve().parents[2] / "src"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
-                          env={**__import__("os").environ, "PYTHONPATH": f"{src}"})
+                          env={**os.environ, "PYTHONPATH": str(src)})
