@@ -6,8 +6,8 @@
 For each size it writes a memory of N copies of the kitchen video (18 searchable nodes each,
 ``TestEmbedder``, so the numbers are storage, not model, time) and measures:
 
-* the guard every read runs (``quick_problems``: a few ``stat`` calls and a sum over the
-  manifest), per call;
+* the guard every read runs (``guard``: a few ``stat`` calls; the manifest's row sum is
+  cached per manifest), per call;
 * the once-per-generation lance row count (``guard_vectors`` after a fresh open);
 * ``memtools check`` (``integrity.check``) on the whole memory;
 * ``memtools repair`` after ``vectors/`` was deleted (re-reading every video from kuzu,
@@ -26,7 +26,7 @@ from _common import load_average, markdown_table
 
 from memtools.embed.testing import TestEmbedder
 from memtools.store import Memory
-from memtools.store.integrity import check, guard_vectors, quick_problems
+from memtools.store.integrity import check, guard, guard_vectors
 from memtools.store.repair import repair
 from memtools.testing import kitchen_graph
 
@@ -40,7 +40,7 @@ def measure(n: int, workdir: Path) -> list[object]:
         calls = 2000
         start = time.perf_counter()
         for _ in range(calls):
-            quick_problems(memory.path, memory.manifest)
+            guard(memory)
         quick_us = (time.perf_counter() - start) / calls * 1e6
         start = time.perf_counter()
         guard_vectors(memory, memory.vectors_unchecked)

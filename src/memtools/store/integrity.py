@@ -105,13 +105,14 @@ def expected_rows(manifest: Manifest) -> int:
                for kind in SEARCHABLE)
 
 
-def quick_problems(path: Path, manifest: Manifest) -> list[Problem]:
-    """What a few ``stat`` calls can tell: the graph file and the vector table exist."""
+def quick_problems(path: Path, manifest: Manifest, rows: int | None = None) -> list[Problem]:
+    """What a few ``stat`` calls can tell: the graph file and the vector table exist.
+    ``rows``: ``expected_rows(manifest)`` when the caller has it already."""
     problems = []
-    ready = [vid for vid, entry in manifest.videos.items() if entry.status == "ready"]
     if not (path / GRAPH_FILE).is_file():
+        ready = [vid for vid, entry in manifest.videos.items() if entry.status == "ready"]
         problems.append(Problem("graph", f"{GRAPH_FILE} is missing", not ready, restore=_restore(path, ready)))
-    rows = expected_rows(manifest)
+    rows = expected_rows(manifest) if rows is None else rows
     if rows and not (path / VECTORS_DIR / NODES_TABLE).is_dir():
         where = f"{VECTORS_DIR}/" if not (path / VECTORS_DIR).is_dir() else f"{VECTORS_DIR}/{NODES_TABLE}"
         problems.append(Problem("vectors", f"{where} is missing ({rows} searchable nodes have no vectors)", True))
@@ -134,7 +135,10 @@ def damage_message(path: Path, problems: list[Problem], *, writing: bool = False
 
 def guard(memory: Memory, *, writing: bool = False) -> None:
     """Raise ``MemoryDamaged`` if the cheap checks fail."""
-    problems = quick_problems(memory.path, memory.manifest)
+    cached = getattr(memory, "_expected_rows", None)
+    if cached is None or cached[0] is not memory.manifest:  # the sum costs ~1 µs a video: once per manifest
+        cached = memory._expected_rows = (memory.manifest, expected_rows(memory.manifest))
+    problems = quick_problems(memory.path, memory.manifest, cached[1])
     if problems:
         raise MemoryDamaged(damage_message(memory.path, problems, writing=writing))
 
