@@ -204,3 +204,23 @@ def test_langchain_tools_answer_with_the_damage(mem):
         message = search.invoke({"type": "tool_call", "name": "search_nodes", "args": {"query": "fire"}, "id": "1"})
     assert message.status == "error"
     assert "vectors/ is missing" in message.content and "memtools repair --memory" in message.content
+
+
+def test_lost_full_text_index_is_rebuilt(mem, capsys):
+    with Memory.open(mem, EMBEDDER) as memory:
+        table = memory.vectors_unchecked.nodes()
+        table.drop_index(next(ix.name for ix in table.list_indices() if tuple(ix.columns) == ("text",)))
+    code, out = check(mem, capsys)
+    assert code == 1 and "the full-text index is missing" in out
+    assert cli("repair", "--memory", str(mem), capsys=capsys)[0] == 0
+    assert check(mem, capsys)[0] == 0 and searchable(mem) == {"kitchen", "k2"}
+
+
+def test_embedder_dimension_disagreeing_with_the_vectors_is_reported(mem, capsys):
+    from memtools.store.manifest import read_manifest, write_manifest
+
+    manifest = read_manifest(mem)
+    manifest.embedder.dim = 32
+    write_manifest(mem, manifest)
+    code, out = check(mem, capsys)
+    assert code == 1 and "vectors have dimension 64 but the embedder test:hash-64 makes 32" in out
