@@ -10,7 +10,7 @@ from fault_helpers import EMBEDDER, check, cli, mem, searchable, template  # noq
 from mcp import Client
 from mcp.types import TextContent
 
-from memtools.errors import ConfigError, MemoryDamaged, ToolError
+from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, ToolError
 from memtools.mcp import build_server
 from memtools.store import Memory
 from memtools.testing import kitchen_graph
@@ -133,6 +133,8 @@ def test_memory_pointing_at_a_file_is_one_line(tmp_path, capsys):
                                   "folder with --memory"
     with pytest.raises(ConfigError, match="is a file"):
         Memory.create(target, EMBEDDER)
+    with pytest.raises(MemoryNotFound, match="is a file"):
+        Memory.open(target)
     assert target.read_text() == "hello"
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtools.errors import ConfigError, MemoryDamaged, StoreError
+from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
 from memtools.store.manifest import Manifest, read_manifest
 from memtools.store.vectors import LanceIndex
@@ -87,7 +87,8 @@ class Report:
 def check_folder(folder: Path, *, create: bool) -> None:
     """A one-line error when ``folder`` cannot be a memory (a file, or not writable for a new one)."""
     if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"{folder} is a file, not a memory folder; pass a folder with --memory")
+        error = ConfigError if create else MemoryNotFound  # MemoryNotFound: front ends show it to tool callers
+        raise error(f"{folder} is a file, not a memory folder; pass a folder with --memory")
     if create:
         parent = folder if folder.exists() else next((p for p in folder.parents if p.exists()), None)
         try:
