@@ -28,6 +28,7 @@ def test_tool_catalogue():
 def test_error_tree():
     assert set(memtools.errors.__all__) == {
         "BuildError", "ConfigError", "EmbeddingError", "ImportFormatError", "IncompatibleMemory", "MemoryBusy",
+        "MemoryDamaged",
         "MemoryError_", "MemoryNotFound", "MemtoolsError", "PerceptionError", "StoreError", "ToolError",
         "VideoError", "ToolBusy", "ToolErrorKind", "ToolNotFound"}
     assert not issubclass(memtools.ToolError, memtools.MemtoolsError)

@@ -7,7 +7,8 @@ Two audiences react to errors, so there are two branches:
     ├── MemoryError_               the memory folder itself
     │   ├── MemoryNotFound         no memory at that path
     │   ├── IncompatibleMemory     built with another embedder or a newer schema
-    │   └── MemoryBusy             another process is writing; try again shortly
+    │   ├── MemoryBusy             another process is writing; try again shortly
+    │   └── MemoryDamaged          a part is missing or disagrees (also a ToolError: names the fix)
     ├── StoreError                 the graph or vector engine failed (chained cause)
     ├── ImportFormatError          a caption / MEMDREAMER file we could not read
     ├── VideoError                 unreadable, corrupt, empty or non-video file
@@ -106,6 +107,14 @@ class ToolBusy(ToolError):
     kind: ToolErrorKind = "busy"
 
 
+class MemoryDamaged(MemoryError_, ToolError):
+    """A part of the memory folder is missing or disagrees with the others.
+
+    Also a ``ToolError``, so every front end shows a tool caller the message, which names the
+    damage and the command that repairs it (``memtools check`` / ``memtools repair``).
+    """
+
+
 __all__ = [
     "BuildError",
     "ConfigError",
@@ -113,6 +122,7 @@ __all__ = [
     "ImportFormatError",
     "IncompatibleMemory",
     "MemoryBusy",
+    "MemoryDamaged",
     "MemoryError_",
     "MemoryNotFound",
     "MemtoolsError",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memtools.cli.common import add_memory_arg, open_memory
+from memtools.store.integrity import damage_message, quick_problems
 from memtools.tools.text import hms
 
 SHOW_VIDEOS = 20
@@ -43,5 +44,10 @@ def run(args: argparse.Namespace) -> int:
             status = "" if entry.status == "ready" else f" [{entry.status}]"
             print(f"  - {vid} [{hms(entry.duration)}] {entry.title}{status}")
         if len(videos) > SHOW_VIDEOS:
-            print(f"  … {len(videos) - SHOW_VIDEOS} more; `memtools tool list_videos --memory {args.memory}` lists all")
+            print(f"  … {len(videos) - SHOW_VIDEOS} more; `memtools tool list_videos --memory {args.memory} "
+                  f"--offset {SHOW_VIDEOS}` lists the next ones (--query TEXT finds videos by id or title)")
+        problems = quick_problems(memory.path, manifest)
+        if problems:
+            print(f"DAMAGED: {damage_message(memory.path, problems)}")
+            return 1
     return 0

@@ -7,7 +7,6 @@ new data without a restart.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from datetime import datetime, timezone
@@ -15,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
-from memtools.errors import IncompatibleMemory, MemoryNotFound
+from memtools.errors import IncompatibleMemory, MemoryDamaged, MemoryNotFound
 from memtools.schema import SCHEMA_VERSION
 
 MANIFEST = "memtools.json"
@@ -69,8 +68,22 @@ def read_manifest(folder: Path) -> Manifest:
         )
     try:
         return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
-    except (ValidationError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IncompatibleMemory(f"{path} is not a valid memtools manifest: {exc}") from exc
+    except (ValidationError, UnicodeDecodeError, OSError) as exc:
+        raise MemoryDamaged(f"{path} is damaged ({_reason(exc)}); restore it from a backup, or move the folder "
+                            "away and import the videos again") from exc
+
+
+def _reason(exc: Exception) -> str:
+    """One line for a manifest that cannot be read (pydantic's own text spans lines and links its docs)."""
+    if isinstance(exc, ValidationError):
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in error["loc"])
+        if error["type"].startswith("json"):
+            return f"not valid JSON: {error['msg']}"
+        return f"{where}: {error['msg']}" if where else error["msg"]
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return exc.strerror or str(exc)
 
 
 def write_manifest(folder: Path, manifest: Manifest) -> None:

@@ -44,6 +44,7 @@ from memtools.store.entities import entity_rows
 from memtools.store.entity_index import EntityIndex
 from memtools.store.outline import Outline
 from memtools.store.payload import index_rows
+from memtools.store import integrity
 from memtools.store.vectors import LanceIndex
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,7 @@ class Memory:
         self.write_timeout = write_timeout
         self.idle_release = idle_release
         self._graph: KuzuGraph | None = None
-        self._vectors = LanceIndex(self.path / VECTORS_DIR, manifest.embedder.dim)
+        self._vectors = integrity.GuardedIndex(self.path / VECTORS_DIR, manifest.embedder.dim)
         self._entities = EntityIndex(self._vectors)
         self._lock = threading.RLock()  # guards the graph handle and serializes writes
         self._manifest_stamp = self._stamp()
@@ -83,6 +84,7 @@ class Memory:
     def create(cls, path: str | os.PathLike, embedder: Embedder, **options) -> Memory:
         """A new empty memory folder (or open the existing one, checking the embedder)."""
         folder = Path(path)
+        integrity.check_folder(folder, create=True)
         if (folder / MANIFEST).exists():
             return cls.open(folder, embedder, **options)
         if folder.exists() and any(folder.iterdir()):
@@ -101,6 +103,7 @@ class Memory:
     def open(cls, path: str | os.PathLike, embedder: Embedder | None = None, **options) -> Memory:
         """Open an existing memory. Without ``embedder``, the one it was built with is loaded lazily."""
         folder = Path(path)
+        integrity.check_folder(folder, create=False)
         manifest = read_manifest(folder)
         manifest.check_compatible(folder, embedder.name if embedder else None, embedder.dim if embedder else None)
         return cls(folder, manifest, embedder, **options)
@@ -168,17 +171,20 @@ class Memory:
                 self._entities.refresh()
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[KuzuGraph]:
-        """The graph, open read-only for the duration of the block (waits briefly for writers)."""
+    def reading(self, *, guard: bool = True) -> Iterator[KuzuGraph]:
+        """The graph, open read-only for the duration of the block (waits briefly for writers).
+        Raises ``MemoryDamaged`` when a part of the memory is missing (``guard=False``: open anyway)."""
         with self._lock:
             if self._closed:
                 raise StoreError("this memory has been closed")
             deadline = time.monotonic() + self.busy_timeout
             while True:
-                if (self.path / INTENT_FILE).exists():
+                if (self.path / INTENT_FILE).exists() and not integrity.clear_stale_intent(self.path):
                     self._release_graph()
                 else:
                     self.refresh()
+                    if guard:
+                        integrity.guard(self)
                     if self._graph is None:
                         with contextlib.suppress(MemoryBusy):
                             self._graph = KuzuGraph(self.path / GRAPH_FILE, read_only=True, buffer_pool_mb=64)
@@ -218,6 +224,12 @@ class Memory:
 
     @property
     def vectors(self) -> LanceIndex:
+        """The lance tables, after checking (once per generation) that they hold what the manifest lists."""
+        integrity.guard_vectors(self, self._vectors)
+        return self._vectors
+
+    @property
+    def vectors_unchecked(self) -> LanceIndex:
         return self._vectors
 
     @property
@@ -252,9 +264,13 @@ class Memory:
                 handle.close()
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[KuzuGraph]:
-        """Exclusive write access: process lock, intent file, graph opened read-write."""
+    def _writing(self, *, guard: bool = True) -> Iterator[KuzuGraph]:
+        """Exclusive write access: process lock, intent file, graph opened read-write.
+        Refuses (``MemoryDamaged``) on a damaged memory unless ``guard=False`` (repair)."""
         with self._process_lock():
+            if guard:
+                self.manifest = read_manifest(self.path)
+                integrity.guard(self, writing=True)
             intent = self.path / INTENT_FILE
             intent.touch()
             try:

@@ -50,6 +50,7 @@ from memtools.tools.search import SearchConfig
 from memtools.tools.searching import TOP_K_MAX, SearchTools, check_as_of
 from memtools.tools.text import brief, hms
 
+LIST_LIMIT, LIST_MAX = 50, 200  # list_videos page size: default, most
 MAX_IDS = 50
 MAX_FRAMES = 16
 ALL_LABELS = sorted(set().union(*LABELS.values()) - {"CONTAINS"})
@@ -135,11 +136,21 @@ class MemoryTools(SearchTools, EntityTools):
 
     # --- navigation ---------------------------------------------------------------------
 
-    def list_videos(self) -> VideoList:
+    def list_videos(self, offset: int = 0, limit: int = LIST_LIMIT, query: str | None = None) -> VideoList:
+        """A page of the videos (sorted by id); ``query`` keeps ids or titles that contain it (any case)."""
+        _range("offset", offset, 0, 10**9)
+        _range("limit", limit, 1, LIST_MAX)
         self.memory.refresh()
+        needle = (query or "").strip().lower()
+        entries = [(vid, e) for vid, e in sorted(self.memory.manifest.videos.items())
+                   if needle in vid.lower() or needle in e.title.lower()]
         items = [VideoItem(video_id=vid, title=e.title, duration=e.duration, status=e.status, counts=e.counts)
-                 for vid, e in sorted(self.memory.manifest.videos.items())]
-        return VideoList(videos=items)
+                 for vid, e in entries[offset:offset + limit]]
+        from memtools.store.integrity import damage_message, quick_problems
+
+        problems = quick_problems(self.memory.path, self.memory.manifest)
+        return VideoList(videos=items, total=len(entries), offset=offset, limit=limit, query=needle,
+                         warning=damage_message(self.memory.path, problems) if problems else "")
 
     def _outline(self, video_id: str) -> Outline | None:
         try:

@@ -2,9 +2,9 @@
 
 EMPTY_MEMORY = "this memory holds no videos yet; build one with `memtools build` or `memtools import-captions`"
 NEED_VIDEO_ID = (
-    "this memory holds {n} videos, so pass video_id; some ids: {some}. Call list_videos to see them all"
+    "this memory holds {n} videos, so pass video_id; some ids: {some}. Call list_videos (query=... finds ids by title) to find the one"
 )
-UNKNOWN_VIDEO = "no video {video_id!r} in this memory; known ids include: {some}. Call list_videos to see them all"
+UNKNOWN_VIDEO = "no video {video_id!r} in this memory; known ids include: {some}. Call list_videos (query=... finds ids by title) to find the right one"
 VIDEO_NOT_READY = "video {video_id!r} is {status}, not ready yet; try again later or pick another video from list_videos"
 BAD_ID = (
     "{what} {node_id!r} does not exist. Ids look like '{example}'; {hint}"

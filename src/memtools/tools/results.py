@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from memtools.tools.text import budgeted, clip, hms, span
+from memtools.tools.text import RENDER_BUDGET, budgeted, clip, hms, span
 
 
 class _Result(BaseModel):
@@ -24,20 +24,48 @@ class VideoItem(BaseModel):
 
 
 class VideoList(_Result):
+    """One page of ``list_videos``: ``total`` videos match, these start at ``offset``."""
+
     videos: list[VideoItem]
+    total: int = -1  # -1: the page is the whole list
+    offset: int = 0
+    limit: int = 0
+    query: str = ""
+    warning: str = ""  # the memory is damaged: what and how to repair it
 
     def render(self) -> str:
+        total = len(self.videos) if self.total < 0 else self.total
+        matching = f" matching {self.query!r}" if self.query else ""
+        head = [f"Warning: {self.warning}"] if self.warning else []
         if not self.videos:
-            return "No videos in this memory yet."
-        lines = [f"{len(self.videos)} video(s):"]
-        lines += [
-            f"- {v.video_id} [{hms(0)}-{hms(v.duration)}] {clip(v.title, 80) or '(untitled)'}"
-            + ("" if v.status == "ready" else f" ({v.status})")
-            for v in self.videos
-        ]
-        lines = budgeted(lines, "pass video_id to get_summary or search_nodes to work on one video")
+            if total and self.offset >= total:
+                text = f"No videos past offset {self.offset}: {total} video(s){matching}. Call list_videos(offset=0)."
+            elif self.query:
+                text = f"No video id or title contains {self.query!r}. Call list_videos() without query to see all."
+            else:
+                text = "No videos in this memory yet."
+            return "\n".join([*head, text])
+        if self.offset == 0 and len(self.videos) == total and not self.query:
+            head.append(f"{total} video(s):")
+        else:
+            head.append(f"Videos {self.offset + 1}-{self.offset + len(self.videos)} of {total}{matching}:")
+        lines, used = [], sum(len(h) + 1 for h in head)
+        for v in self.videos:
+            line = (f"- {v.video_id} [{hms(0)}-{hms(v.duration)}] {clip(v.title, 80) or '(untitled)'}"
+                    + ("" if v.status == "ready" else f" ({v.status})"))
+            if lines and used + len(line) + 1 > RENDER_BUDGET:
+                break
+            lines.append(line)
+            used += len(line) + 1
+        if len(lines) < len(self.videos):
+            head[-1] = f"Videos {self.offset + 1}-{self.offset + len(lines)} of {total}{matching}:"
+        end = self.offset + len(lines)
+        if end < total:
+            query = f", query={self.query!r}" if self.query else ""
+            lines.append(f"More: list_videos(offset={end}{query}) lists the next ones ({total - end} not shown); "
+                         "query=... finds videos by id or title.")
         lines.append("Next: get_summary(video_id=...) for an overview, or search_nodes(query=...) across all videos.")
-        return "\n".join(lines)
+        return "\n".join([*head, *lines])
 
 
 class SuperBrief(BaseModel):
@@ -102,7 +130,8 @@ class SuperEvents(_Result):
                 lines.append("  key entities: " + ", ".join(s.key_entities[:10]))
             if s.description:
                 lines.append(f"  {clip(s.description, 400)}")
-            lines.append(f"  macros: {', '.join(s.macro_ids[:30])}" + (" …" if len(s.macro_ids) > 30 else ""))
+            lines.append(f"  macros: {', '.join(s.macro_ids[:30])}" + (
+                f" … ({len(s.macro_ids) - 30} more: get_macro_events(super_id='{s.id}'))" if len(s.macro_ids) > 30 else ""))
         lines = budgeted(lines, "pass super_ids=[...] to read fewer super events at a time")
         lines.append("Next: get_macro_events(super_id=...) or get_subgraph(macro_id=...).")
         return "\n".join(lines)
@@ -133,7 +162,7 @@ class MacroEvents(_Result):
                 lines.append(f"  {clip(m.summary, 500)}")
         if self.missing:
             lines.append("Not found: " + ", ".join(self.missing))
-        lines = budgeted(lines, "pass fewer macro_ids per call")
+        lines = budgeted(lines, "pass macro_ids=[...] (ids from get_super_events) to read the rest a few at a time")
         lines.append("Next: get_subgraph(macro_id=...) for entities, actions and on-screen text.")
         return "\n".join(lines)
 

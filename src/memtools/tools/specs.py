@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memtools.tools.core import MAX_FRAMES, MAX_IDS, TOP_K_MAX, MemoryTools
+from memtools.tools.core import LIST_LIMIT, LIST_MAX, MAX_FRAMES, MAX_IDS, TOP_K_MAX, MemoryTools
 from memtools.tools.invoke import ToolOutcome, invoke, parse_arguments
 
 VideoId = Annotated[str | None, Field(
@@ -33,6 +33,13 @@ class _Args(BaseModel):
 
 class NoArgs(_Args):
     pass
+
+
+class ListVideosArgs(_Args):
+    offset: int = Field(default=0, ge=0, le=1_000_000_000, description="Skip this many videos (for the next page).")
+    limit: int = Field(default=LIST_LIMIT, ge=1, le=LIST_MAX, description=f"At most this many videos (1-{LIST_MAX}).")
+    query: str | None = Field(default=None, max_length=200, description=(
+        "Only videos whose id or name contains this text (any case), e.g. 'kitchen'."))
 
 
 class SummaryArgs(_Args):
@@ -143,8 +150,9 @@ class ToolSpec:
 
 TOOL_SPECS: dict[str, ToolSpec] = {s.name: s for s in (
     ToolSpec("list_videos", "navigation",
-             "List the videos in this memory with their ids, titles, durations and build status.",
-             NoArgs, MemoryTools.list_videos),
+             "List the videos in this memory with their ids, titles, durations and build status, a page at a "
+             "time (offset, limit); query keeps the videos whose id or title contains it.",
+             ListVideosArgs, MemoryTools.list_videos),
     ToolSpec("get_summary", "navigation",
              "Overview of one video: title, description, themes, key entities and its super events (narrative "
              "phases) with time ranges. Start here.", SummaryArgs, MemoryTools.get_summary),

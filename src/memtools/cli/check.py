@@ -1,0 +1,51 @@
+"""``memtools check`` and ``memtools repair``: is a memory whole, and rebuild what can be derived."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from memtools.cli.common import add_memory_arg, open_memory
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check", help="check that the manifest, graph and vectors of a memory agree",
+        description="Compare the manifest, the kuzu graph, the lance vectors and the keyframe files of a memory: "
+                    "every searchable node has its row and vector, every row its node, counts per video, the "
+                    "embedder's dimension, the index, frames. Changes nothing. Exit status: 0 when the memory is "
+                    "whole, 1 when it is damaged (the report says what `memtools repair` fixes).")
+    add_memory_arg(p)
+    p.set_defaults(func=run_check)
+    p = sub.add_parser(
+        "repair", help="rebuild what a damaged memory can derive (vectors, indexes, manifest entries)",
+        description="Rebuild the lance rows, vectors and indexes from the graph, put videos the graph holds back "
+                    "into the manifest, recount, and remove leftovers of interrupted writes and frames of unknown "
+                    "videos. A lost graph cannot be derived: the report says how to rebuild or re-import those "
+                    "videos. Exit status: 0 when the memory is whole afterwards, 1 otherwise.")
+    add_memory_arg(p)
+    p.add_argument("--forget-lost", action="store_true",
+                   help="mark videos the graph lost as 'lost' (dropping their vectors) so the rest can be used and "
+                        "they can be imported again")
+    p.set_defaults(func=run_repair)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from memtools.store.integrity import check
+
+    with open_memory(args.memory) as memory:
+        report = check(memory)
+    print(report.render())
+    return 0 if report.ok else 1
+
+
+def run_repair(args: argparse.Namespace) -> int:
+    from memtools.store.repair import repair
+
+    with open_memory(args.memory) as memory:
+        result = repair(memory, progress=lambda line: print(line, file=sys.stderr), forget_lost=args.forget_lost)
+    print(result.render())
+    if not result.ok and not args.forget_lost and any(p.part == "graph" for p in result.after.problems):
+        print(f"If no backup of the graph exists, `memtools repair --forget-lost --memory {args.memory}` marks "
+              "those videos lost so the rest of the memory works and they can be imported again.")
+    return 0 if result.ok else 1
