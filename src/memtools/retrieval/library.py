@@ -50,28 +50,38 @@ class Filters:
 def rank_videos(index: LanceIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
                 searchable: Sequence[str]) -> dict[str, float]:
     """Video id -> score from the hierarchy (stage 1), best first."""
-    nodes = index.search("vector", vector, "", config.candidates, filters.where(kinds=list(searchable)))
-    roots = index.search("vector", vector, "", max(4 * config.videos, 32), filters.where(kinds=["video"]))
+    nodes = [h for h in index.search("vector", vector, "", config.candidates, filters.where(kinds=[]))
+             if h.kind in searchable]
+    profiles = index.video_profiles()
+    sims = profiles.similarities(vector)
+    keep = np.ones(len(sims), dtype=bool)  # a root spans its whole video: it passes a window that starts inside it
+    if filters.as_of is not None:
+        keep &= profiles.durations <= filters.as_of
+    if filters.start is not None:
+        keep &= profiles.durations >= filters.start
+    root = {vid: float(s) for vid, s, k in zip(profiles.video_ids, sims, keep) if k}
     words: dict[str, float] = {}
     if config.text_weight > 0 and text:
         found = index.search("fulltext", None, text, max(4 * config.videos, 32), filters.where(kinds=["video"]))
         top = max((h.score for h in found), default=0.0) or 1.0
         words = {h.video_id: h.score / top for h in found}
-    seen = [h.score for h in (*nodes, *roots)]
-    if not seen:
+    if not nodes and not root:
         return {}
-    floor = min(seen)
-    root: dict[str, float] = {h.video_id: h.score for h in roots}
+    floor = min(h.score for h in nodes) if nodes else min(root.values())
+    root_floor = min(root.values()) if root else floor
     context: dict[str, float] = defaultdict(lambda: floor)
     leaf: dict[str, float] = defaultdict(lambda: floor)
     for h in nodes:
         best = context if h.kind in CONTEXT_KINDS else leaf
         best[h.video_id] = max(best[h.video_id], h.score)
+    # Candidates: videos with a matching node, plus the best profiles (a video can be right with no
+    # single node in the library-wide top list).
+    candidates = {*context, *leaf, *sorted(root, key=root.__getitem__, reverse=True)[:4 * config.videos]}
     total = config.root_weight + config.context_weight + config.node_weight + config.text_weight or 1.0
     scores = {
-        vid: (config.root_weight * root.get(vid, floor) + config.context_weight * context[vid]
+        vid: (config.root_weight * root.get(vid, root_floor) + config.context_weight * context[vid]
               + config.node_weight * leaf[vid] + config.text_weight * words.get(vid, 0.0)) / total
-        for vid in {*root, *context, *leaf}
+        for vid in candidates
     }
     return dict(sorted(scores.items(), key=lambda kv: -kv[1]))
 

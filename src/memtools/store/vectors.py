@@ -47,6 +47,19 @@ KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("
 
 
 @dataclass(frozen=True)
+class VideoProfiles:
+    """The root row of every video, held in memory: ranking thousands of videos by their
+    profile is one matrix product instead of a filtered vector query."""
+
+    video_ids: list[str]
+    durations: np.ndarray
+    vectors: np.ndarray  # one unit row per video
+
+    def similarities(self, vector: np.ndarray) -> np.ndarray:
+        return self.vectors @ np.asarray(vector, dtype=np.float32) if len(self.video_ids) else np.zeros(0)
+
+
+@dataclass(frozen=True)
 class Hit:
     id: str
     video_id: str
@@ -98,6 +111,7 @@ class LanceIndex:
         self._nodes = None
         self._ann: bool | None = None  # whether the nodes table has a vector index (cached)
         self._version: int | None = None
+        self._profiles: tuple[int, VideoProfiles] | None = None  # (table version, profiles)
 
     @property
     def _db(self):
@@ -214,6 +228,25 @@ class LanceIndex:
             table = self.nodes()
             self._ann = table is not None and self._vector_segments(table) > 0
         return self._ann
+
+    def video_profiles(self) -> VideoProfiles:
+        """Every video's root row (kind ``video``), cached until the table changes."""
+        table = self.nodes()
+        if table is None:
+            return VideoProfiles([], np.zeros(0), np.zeros((0, self.dim), np.float32))
+        version = table.version
+        if self._profiles is None or self._profiles[0] != version:
+            try:
+                rows = (table.search().where("kind = 'video'").select(["video_id", "t_end", "vector"])
+                        .limit(None).to_arrow())
+            except Exception as exc:
+                raise StoreError(f"reading the video profiles failed: {exc}") from exc
+            vectors = np.asarray(rows.column("vector").to_pylist(), dtype=np.float32).reshape(-1, self.dim)
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            profiles = VideoProfiles(rows.column("video_id").to_pylist(), np.asarray(rows.column("t_end").to_pylist()),
+                                     vectors / np.where(norms == 0, 1.0, norms))
+            self._profiles = (version, profiles)
+        return self._profiles[1]
 
     def count(self) -> int:
         table = self.nodes()
