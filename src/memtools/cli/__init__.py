@@ -11,7 +11,7 @@ import sys
 from memtools.errors import MemtoolsError, ToolError
 
 # Module names under memtools.cli, in the order ``memtools --help`` lists them.
-COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "memdreamer")
+COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "memdreamer", "show")
 
 
 def parser() -> argparse.ArgumentParser:
