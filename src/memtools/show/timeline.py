@@ -52,7 +52,8 @@ def draw_timeline(view: dict[str, Any], out: str | os.PathLike, *, memory_path: 
     video, supers, macros = view["video"], view["supers"], view["macros"]
     duration = float(video["duration"] or max([m["t1"] for m in macros] or [1.0])) or 1.0
     lanes = view["entities"]
-    rows = [("frames", 1.4), ("super", 0.8), ("macro", 1.4)] + [("entity", 0.32)] * len(lanes)
+    rows = [("frames", 1.4)] if view.get("strip") else []
+    rows += [("super", 0.8), ("macro", 1.4)] + [("entity", 0.32)] * len(lanes)
     if speech:
         rows.append(("speech", 0.6))
     height = sum(h for _, h in rows) + 1.2
@@ -100,7 +101,8 @@ def draw_timeline(view: dict[str, Any], out: str | os.PathLike, *, memory_path: 
             for i, m in enumerate(macros):
                 off = 0.15 if i % 2 else 0.0  # alternate rows so neighbours stay apart
                 ax.broken_barh([(m["t0"], max(m["t1"] - m["t0"], 1e-6))], (top + off, h - 0.35),
-                               facecolors=color.get(m["super"], "#888888"), alpha=0.8, edgecolor="white")
+                               facecolors=color.get(m["super"], "#888888"), alpha=0.8, edgecolor="white",
+                               linewidth=0.8 if len(macros) < 200 else 0)
                 _label(ax, m["t0"], m["t1"], top + off + (h - 0.35) / 2, m["label"], px_per_sec, color="white")
         elif kind == "entity":
             entity = lanes[lane]

@@ -223,7 +223,7 @@
       el("div", {"class": "cols"}, [tree, detail])]);
     drawTl();
     view.supers.forEach(function (s) {
-      var box = el("details", {open: "", id: "super-" + s.id}, [
+      var box = el("details", {open: view.macros.length <= 60 ? "" : null, id: "super-" + s.id}, [
         el("summary", {}, [idTag(s.id), " ", span(s.t0, s.t1), " ", el("b", {}, s.label)]),
         s.description ? el("div", {"class": "muted"}, s.description) : null,
         s.relations.length ? el("div", {}, s.relations.map(function (r) {
@@ -242,6 +242,8 @@
       if (!m) return;
       selected = id;
       drawTl();
+      var parent = document.getElementById("super-" + m.super);
+      if (parent) parent.open = true;
       Array.prototype.forEach.call(tree.querySelectorAll(".macro-link"), function (b) {
         b.classList.toggle("sel", b.getAttribute("data-id") === id);
       });
