@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import importlib.util
 import shutil
+import tempfile
 from pathlib import Path
 
 from memtools.build import BuildConfig, build_video
@@ -32,6 +35,14 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 CHROMIUM = next((Path(p) for p in ("/usr/bin/chromium", "/usr/bin/chromium-browser") if Path(p).exists()), None)
+
+
+@functools.cache
+def sample_memory() -> Path:
+    """The sample memory, built once per test process (tests only read it)."""
+    folder = Path(tempfile.mkdtemp(prefix="memtools-show-sample-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return build_sample(folder)
 
 
 def build_sample(folder: Path) -> Path:
@@ -105,3 +116,15 @@ def page_data(html: str) -> dict:
     match = re.search(r'<script id="memtools-data" type="application/json">(.*?)</script>', html, re.S)
     assert match, "no data block in the page"
     return json.loads(match.group(1))
+
+
+@functools.cache
+def long_site() -> Path:
+    """The pages of the 12-hour video (no timeline picture), written once per test process."""
+    from memtools.show import export_show
+
+    folder = Path(tempfile.mkdtemp(prefix="memtools-show-long-"))
+    atexit.register(shutil.rmtree, folder, True)
+    with Memory.open(write_long_memory(folder), TestEmbedder(16)) as memory:
+        export_show(memory, folder / "site", timeline=False)
+    return folder / "site"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from show_support import CHROMEDRIVER, CHROMIUM, build_sample, write_long_memory
+from show_support import CHROMEDRIVER, CHROMIUM, long_site, sample_memory
 
 from memtools.embed import TestEmbedder
 from memtools.show import export_show
@@ -37,7 +37,7 @@ def browser():
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("show-browser")
-    with Memory.open(build_sample(root), TestEmbedder(64)) as memory:
+    with Memory.open(sample_memory(), TestEmbedder(64)) as memory:
         export_show(memory, root / "site")
     return root / "site"
 
@@ -104,12 +104,10 @@ def test_the_search_box_finds_boxes(browser, site):
 
 
 @pytest.mark.slow
-def test_a_long_video_loads_the_details_that_did_not_fit_in_its_page(browser, tmp_path):
+def test_a_long_video_loads_the_details_that_did_not_fit_in_its_page(browser):
     from selenium.webdriver.common.by import By
 
-    with Memory.open(write_long_memory(tmp_path), TestEmbedder(16)) as memory:
-        export_show(memory, tmp_path / "site", timeline=False)
-    _open(browser, tmp_path / "site" / "video-long.html")
+    _open(browser, long_site() / "video-long.html")
     browser.execute_script("location.hash = 'long/macro_0700'")
     detail = _wait(browser, '#macro-detail[data-id="long/macro_0700"]')
     assert "long/macro_0700/evt_008" in detail.text and "[11:40:08-11:40:13]" in detail.text

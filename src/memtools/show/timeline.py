@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import cv2
 import numpy as np
@@ -38,9 +38,10 @@ def _ticks(duration: float) -> tuple[list[float], list[str]]:
     return ticks, [hms(t) for t in ticks]
 
 
-def draw_timeline(view: dict[str, Any], out: str | os.PathLike, *, memory_path: str | os.PathLike,
-                  speech: list[tuple[float, float]] | None = None) -> Path:
-    """Write the timeline PNG of ``view`` (from ``collect.video_view``) to ``out``; returns the path.
+def draw_timeline(view: dict[str, Any], out: str | os.PathLike | BinaryIO, *, memory_path: str | os.PathLike,
+                  speech: list[tuple[float, float]] | None = None) -> Path | BinaryIO:
+    """Write the timeline PNG of ``view`` (from ``collect.video_view``) to ``out`` (a path or a
+    binary file); returns ``out``.
 
     ``speech``: (start, end) spans of speech, drawn as a density row when given.
     """
@@ -123,9 +124,10 @@ def draw_timeline(view: dict[str, Any], out: str | os.PathLike, *, memory_path: 
         y += h
     ax.set_yticks(centers, names, fontsize=8)
     ax.tick_params(axis="y", length=0)
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, format="png", dpi=DPI)
+    if isinstance(out, (str, os.PathLike)):
+        out = Path(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, format="png", dpi=DPI, metadata={"Software": None})
     return out
 
 
