@@ -46,6 +46,7 @@
   function idTag(id) { return el("span", {"class": "id", title: "node id (what agents cite)"}, id); }
   function clip(text, n) { text = String(text || ""); return text.length > n ? text.slice(0, n - 1) + "\u2026" : text; }
   function chips(items) { return el("div", {"class": "chips"}, (items || []).map(function (x) { return el("span", {}, x); })); }
+  function seen(map, id) { return !!map && Object.prototype.hasOwnProperty.call(map, id); }
   function short(id) { return String(id).split("/").pop(); }
   function macroOf(id) { var p = String(id).split("/"); return p.length >= 2 ? p[0] + "/" + p[1] : id; }
   function tokens(q) { return String(q).toLowerCase().split(/[^\p{L}\p{N}_.\/-]+/u).filter(Boolean); }
@@ -60,7 +61,7 @@
     view.supers.forEach(function (s, i) {
       color[s.id] = PALETTE[i % PALETTE.length];
       var r = svg("rect", {x: sx(s.t0), y: 2, width: Math.max(sx(s.t1) - sx(s.t0), 1), height: 22, fill: color[s.id],
-        "fill-opacity": 0.3, "class": "super" + (opts.visited && opts.visited[s.id] ? " visited" : ""),
+        "fill-opacity": 0.3, "class": "super" + (seen(opts.visited, s.id) ? " visited" : ""),
         "data-id": s.id}, svg("title", {}, s.id + " " + s.label));
       root.appendChild(r);
       if (sx(s.t1) - sx(s.t0) > 40) root.appendChild(svg("text", {x: sx(s.t0) + 4, y: 17, "font-size": 11,
@@ -70,14 +71,15 @@
     root.appendChild(svg("text", {x: 4, y: 47, "font-size": 11, fill: "#666"}, "macro events"));
     view.macros.forEach(function (m, i) {
       var y = 28 + (i % 2) * 6, w = Math.max(sx(m.t1) - sx(m.t0), 1.5);
-      var cls = "macro" + (opts.selected === m.id ? " sel" : "") + (opts.visited && opts.visited[m.id] ? " visited" : "");
+      var cls = "macro" + (opts.selected === m.id ? " sel" : "") + (seen(opts.visited, m.id) ? " visited" : "")
+        + (seen(opts.opened, m.id) ? " opened" : "");
       var r = svg("rect", {x: sx(m.t0), y: y, width: w, height: 28, fill: color[m.super] || "#888", "class": cls,
         "data-id": m.id, on: {click: function () { if (opts.onMacro) opts.onMacro(m.id); }}},
         svg("title", {}, m.id + " [" + hms(m.t0) + "-" + hms(m.t1) + "] " + m.label));
       root.appendChild(r);
       if (w > 36) root.appendChild(svg("text", {x: sx(m.t0) + 3, y: y + 18, "font-size": 10, fill: "#fff",
         "pointer-events": "none"}, clip(m.label, Math.floor(w / 6))));
-      if (opts.visited && opts.visited[m.id]) root.appendChild(svg("text", {x: sx(m.t0) + 2, y: y - 1,
+      if (seen(opts.visited, m.id)) root.appendChild(svg("text", {x: sx(m.t0) + 2, y: y - 1,
         "font-size": 9, fill: "#e15759", "font-weight": "bold"}, "r" + opts.visited[m.id]));
     });
     var where = {};
@@ -140,7 +142,7 @@
     });
     cols.forEach(function (col, ci) {
       col[1].forEach(function (n) {
-        var p = pos[n.id], cls = "node " + col[0] + (marks.hit === n.id ? " hit" : "") + (marks.visited[n.id] ? " visited" : "");
+        var p = pos[n.id], cls = "node " + col[0] + (marks.hit === n.id ? " hit" : "") + (seen(marks.visited, n.id) ? " visited" : "");
         root.appendChild(svg("g", {"class": cls, "data-id": n.id}, [
           svg("rect", {x: p.x, y: p.y, width: BW, height: BH, rx: 4}),
           svg("text", {x: p.x + 5, y: p.y + 12, "font-size": 9, fill: "#5b3e96"}, short(n.id)
@@ -156,7 +158,7 @@
   function nodeTable(title, items, marks, withTime) {
     if (!items.length) return null;
     return [el("h3", {}, title + " (" + items.length + ")"), el("table", {"class": "nodes"}, items.map(function (n) {
-      var cls = (marks.hit === n.id ? "hit" : "") + (marks.visited[n.id] ? " visited" : "");
+      var cls = (marks.hit === n.id ? "hit" : "") + (seen(marks.visited, n.id) ? " visited" : "");
       return el("tr", {"class": cls, id: "node-" + n.id}, [
         el("td", {}, idTag(n.id)), withTime ? el("td", {}, span(n.t0, n.t1)) : null,
         el("td", {}, [n.text, n.detail ? el("div", {"class": "muted"}, n.detail) : null])]);
@@ -231,7 +233,7 @@
         s.macros.map(function (id) {
           var m = macros[id];
           if (!m) return null;
-          return el("button", {"class": "macro-link" + (visited[id] ? " visited" : ""), "data-id": id,
+          return el("button", {"class": "macro-link" + (seen(visited, id) ? " visited" : ""), "data-id": id,
             on: {click: function () { location.hash = id; }}}, [idTag(short(id)), " ", span(m.t0, m.t1), " ", m.label]);
         })]);
       tree.appendChild(box);
@@ -371,7 +373,7 @@
     crumbs.textContent = "Answer trace";
     var opts = Object.keys(run.options || {});
     add(app, [el("h1", {}, run.question),
-      opts.length ? el("ol", {type: "A"}, opts.map(function (k) { return el("li", {}, "(" + k + ") " + run.options[k]); })) : null,
+      opts.length ? el("ul", {"class": "options"}, opts.map(function (k) { return el("li", {}, "(" + k + ") " + run.options[k]); })) : null,
       el("div", {"class": "card answer"}, [el("b", {}, "Answer: " + (run.answer === null ? "none" : run.answer)),
         run.options && run.options[run.answer] ? " (" + run.options[run.answer] + ")" : "",
         el("span", {"class": "muted"}, "  " + run.status + ", " + run.rounds + " round(s)"),
@@ -379,8 +381,8 @@
         run.cited.length ? el("div", {}, ["Cited: "].concat(run.cited.map(function (id) { return [idTag(id), " "]; }))) : null])]);
     D.videos.forEach(function (view) {
       add(app, el("div", {"class": "card"}, [el("b", {}, [idTag(view.video.id), " ", view.video.title]),
-        el("div", {"class": "muted"}, "macro events the agent opened or saw are outlined in red, with the round"),
-        drawTimeline(view, {visited: D.visited, lanes: []})]));
+        el("div", {"class": "muted"}, "events a tool result named are outlined in red with the round (r0 = the first call); those the agent opened are hatched dark"),
+        drawTimeline(view, {visited: D.visited, opened: D.opened, lanes: []})]));
     });
     add(app, el("h2", {}, "Rounds"));
     run.steps.forEach(function (s) {
