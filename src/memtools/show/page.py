@@ -1,7 +1,7 @@
 """HTML pages: one self-contained file per page (inline CSS, JS and data; no network).
 
-A page is ``assets/page.html`` filled with ``assets/show.css``, ``assets/show.js`` and one JSON
-block the script draws from. File names are relative to one output folder, so the same pages
+A page is ``assets/page.html`` filled with ``assets/show.css``, the scripts (``dom.js``,
+``draw.js``, ``pages.js``) and one JSON block the script draws from. File names are relative to one output folder, so the same pages
 work from disk (``memtools show``) and from the server (``memtools serve --http``):
 
     index.html, index-2.html, ...       the library, PAGE_SIZE videos a page
@@ -30,6 +30,7 @@ PAGE_BUDGET = 1_900_000  # bytes of a video page; subgraphs beyond it go to part
 PART_BYTES = 1_000_000
 MAX_LABEL = 160
 MAX_KEY_ENTITIES = 8
+SCRIPTS = ("dom.js", "draw.js", "pages.js")  # joined inside one function scope by page.html
 
 
 @lru_cache(maxsize=None)
@@ -45,7 +46,8 @@ def to_json(data: Any) -> str:
 
 def html_page(title: str, data: dict[str, Any], placeholder: str = "search") -> str:
     return Template(asset("page.html")).substitute(
-        title=_escape(title), placeholder=_escape(placeholder), css=asset("show.css"), js=asset("show.js"),
+        title=_escape(title), placeholder=_escape(placeholder), css=asset("show.css"),
+        js="\n".join(asset(name) for name in SCRIPTS),
         data=to_json(data))
 
 
