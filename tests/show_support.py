@@ -128,3 +128,31 @@ def long_site() -> Path:
     with Memory.open(write_long_memory(folder), TestEmbedder(16)) as memory:
         export_show(memory, folder / "site", timeline=False)
     return folder / "site"
+
+
+def chromium(width: int = 1400, height: int = 1000):
+    """Headless Chromium through Debian's chromedriver; selenium-manager never downloads anything."""
+    import os
+
+    os.environ.setdefault("SE_OFFLINE", "true")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                f"--window-size={width},{height}", "--allow-file-access-from-files"):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(30)
+    return driver
+
+
+def console_errors(driver) -> list[dict]:
+    return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
+
+
+NO_CHROMIUM = ("needs Debian's chromium and chromium-driver (.ci/run installs them: "
+               "apt-get install -y chromium chromium-driver)")
+HAVE_CHROMIUM = CHROMIUM is not None and CHROMEDRIVER.exists()

@@ -2,34 +2,19 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from show_support import CHROMEDRIVER, CHROMIUM, long_site, sample_memory
+from show_support import HAVE_CHROMIUM, NO_CHROMIUM, chromium, console_errors, long_site, sample_memory
 
 from memtools.embed import TestEmbedder
 from memtools.show import export_show
 from memtools.store import Memory
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None or not CHROMEDRIVER.exists(),
-                                reason="needs Debian's chromium and chromium-driver (.ci/run installs them: "
-                                       "apt-get install -y chromium chromium-driver)")
+pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason=NO_CHROMIUM)
 
 
 @pytest.fixture(scope="module")
 def browser():
-    os.environ.setdefault("SE_OFFLINE", "true")  # never let selenium-manager download a driver
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1400,1000", "--allow-file-access-from-files"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(30)
+    driver = chromium()
     yield driver
     driver.quit()
 
@@ -47,10 +32,6 @@ def _open(driver, path):
     driver.get_log("browser")  # drop anything left from the previous page
 
 
-def _errors(driver) -> list[dict]:
-    return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
-
-
 def _wait(driver, css: str, timeout: float = 10.0):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
@@ -65,7 +46,7 @@ def test_pages_load_without_console_errors(browser, site):
     for name in ("index.html", "video-sample.html"):
         browser.get((site / name).as_uri())
         _wait(browser, "#app h1")
-        assert _errors(browser) == [], name
+        assert console_errors(browser) == [], name
     assert "sample" in browser.find_element(By.CSS_SELECTOR, "#app").text
     frames = browser.find_elements(By.CSS_SELECTOR, ".strip img")
     assert frames and all(browser.execute_script("return arguments[0].naturalWidth", f) > 0 for f in frames)
@@ -84,7 +65,7 @@ def test_clicking_a_macro_event_shows_its_subgraph(browser, site):
     nodes = detail.find_elements(By.CSS_SELECTOR, ".graph g.node")
     assert len(nodes) == 5 + 5 + 1  # entities, micro-events, on-screen text
     assert len(detail.find_elements(By.CSS_SELECTOR, ".graph path[marker-end]")) == 12  # the typed edges
-    assert browser.current_url.endswith("#sample/macro_0002") and _errors(browser) == []
+    assert browser.current_url.endswith("#sample/macro_0002") and console_errors(browser) == []
     browser.find_element(By.CSS_SELECTOR, 'button.macro-link[data-id="sample/macro_0000"]').click()
     assert "Cook prepares vegetables" in _wait(browser, '#macro-detail[data-id="sample/macro_0000"]').text
 
@@ -100,7 +81,7 @@ def test_the_search_box_finds_boxes(browser, site):
     assert not any(h.startswith(("sample/macro_0000", "sample/macro_0001")) for h in hits)
     browser.find_element(By.CSS_SELECTOR, '#results li.hit[data-id="sample/macro_0002/evt_003"]').click()
     row = _wait(browser, 'tr.hit[id="node-sample/macro_0002/evt_003"]')
-    assert "falls over" in row.text and _errors(browser) == []
+    assert "falls over" in row.text and console_errors(browser) == []
 
 
 @pytest.mark.slow
@@ -113,4 +94,4 @@ def test_a_long_video_loads_the_details_that_did_not_fit_in_its_page(browser):
     assert "long/macro_0700/evt_008" in detail.text and "[11:40:08-11:40:13]" in detail.text
     browser.find_element(By.ID, "search").send_keys("number 7005")
     hit = _wait(browser, '#results li.hit[data-id="long/macro_0700/ent_005"]')
-    assert "number 7005" in hit.text and _errors(browser) == []
+    assert "number 7005" in hit.text and console_errors(browser) == []

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import respx
-from show_support import CHROMEDRIVER, CHROMIUM, page_data
+from show_support import HAVE_CHROMIUM, NO_CHROMIUM, chromium, console_errors, page_data
 from test_cli_ask_eval import BASE, FakeLLM, ask_argv, calls, completion, run_eval_cli, write_questions
 
 from memtools.cli import main
@@ -78,19 +76,11 @@ def test_eval_trace_writes_one_page_per_question(memory_dir, tmp_path):
     assert data["run"]["steps"][0]["call"].startswith("search_nodes(") and data["videos"]
 
 
-@pytest.mark.skipif(CHROMIUM is None or not CHROMEDRIVER.exists(), reason="needs Debian's chromium and chromium-driver")
+@pytest.mark.skipif(not HAVE_CHROMIUM, reason=NO_CHROMIUM)
 def test_the_trace_page_renders_in_chromium(trace_file):
-    os.environ.setdefault("SE_OFFLINE", "true")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        options.add_argument(arg)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
+    driver = chromium()
     try:
         driver.get(trace_file.as_uri())
         assert driver.find_elements(By.CSS_SELECTOR, 'rect.macro.visited[data-id="kitchen/macro_0002"]')
@@ -98,6 +88,6 @@ def test_the_trace_page_renders_in_chromium(trace_file):
         assert driver.find_elements(By.CSS_SELECTOR, 'rect.macro.opened[data-id="kitchen/macro_0002"]')
         text = driver.find_element(By.ID, "app").text
         assert "Answer: B" in text and "Clue kept: fire phase: kitchen/super_01" in text and "Round 1" in text
-        assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+        assert console_errors(driver) == []
     finally:
         driver.quit()
