@@ -103,12 +103,15 @@ function drawGraph(sub, marks) {
   return el("div", {"class": "graph"}, root);
 }
 
-function nodeTable(title, items, marks, withTime) {
+/* ``macro`` gives the times of nodes that have none of their own (entities live in the whole macro event) */
+function nodeTable(title, items, marks, macro) {
   if (!items.length) return null;
   return [el("h3", {}, title + " (" + items.length + ")"), el("table", {"class": "nodes"}, items.map(function (n) {
     var cls = (marks.hit === n.id ? "hit" : "") + (seen(marks.visited, n.id) ? " visited" : "");
+    var own = n.t0 !== undefined;
     return el("tr", {"class": cls, id: "node-" + n.id}, [
-      el("td", {}, idTag(n.id)), withTime ? el("td", {}, span(n.t0, n.t1)) : null,
+      el("td", {}, idTag(n.id)),
+      el("td", {title: own ? "" : "no time of its own: the macro event's"}, span(own ? n.t0 : macro.t0, own ? n.t1 : macro.t1)),
       el("td", {}, [n.text, n.detail ? el("div", {"class": "muted"}, n.detail) : null])]);
   }))];
 }

@@ -102,9 +102,9 @@ function videoPage() {
           return el("figure", {}, [el("img", {src: D.frames_base + f[1], alt: "keyframe at " + hms(f[0]), loading: "lazy"}),
             hms(f[0])]); })) : null,
         el("h3", {}, "Graph"), drawGraph(sub, marks),
-        nodeTable("Entities", sub.entities, marks, false),
-        nodeTable("Micro-events", sub.events, marks, true),
-        nodeTable("On-screen text", sub.ocr, marks, true),
+        nodeTable("Entities", sub.entities, marks, m),
+        nodeTable("Micro-events", sub.events, marks, m),
+        nodeTable("On-screen text", sub.ocr, marks, m),
         sub.edges.length ? [el("h3", {}, "Edges (" + sub.edges.length + ")"), el("table", {"class": "nodes"},
           sub.edges.map(function (e) { return el("tr", {}, [el("td", {}, [idTag(short(e[0])), " -" + e[2] + "-> ",
             idTag(short(e[1]))]), el("td", {"class": "muted"}, e[3]), el("td", {}, e[4])]); }))] : null]));
