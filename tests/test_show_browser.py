@@ -98,3 +98,22 @@ def test_a_long_video_loads_the_details_that_did_not_fit_in_its_page(browser):
     browser.find_element(By.ID, "search").send_keys("number 7005")
     hit = _wait(browser, '#results li.hit[data-id="long/macro_0700/ent_005"]')
     assert "number 7005" in hit.text and console_errors(browser) == []
+
+
+def test_a_thousand_video_library_pages_and_filters(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    from memtools.show.collect import VideoRow
+    from memtools.show.page import library_pages
+
+    rows = [VideoRow(f"vid{i:04d}", f"Recording {i}", 60.0 * i, "ready", {"macro": 3}) for i in range(1000)]
+    for name, html in library_pages(rows, {r.video_id for r in rows}).items():
+        (tmp_path / name).write_text(html, encoding="utf-8")
+    _open(browser, tmp_path / "index-3.html")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "table.lib tbody tr")) == 100
+    assert "vid0200" in browser.find_element(By.CSS_SELECTOR, "table.lib tbody").text
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".pager a")) == 9  # the other nine pages
+    browser.find_element(By.ID, "search").send_keys("vid0999")
+    hit = _wait(browser, '#results li.hit[data-id="vid0999"]')  # found from page 3: the filter spans the library
+    hit.click()
+    assert browser.current_url.endswith("/video-vid0999.html")

@@ -87,9 +87,9 @@ def export_show(memory: Memory | MemoryTools, out: str | os.PathLike, *, video_i
             continue
         view = video_view(tools, vid)
         for name, rel in used_frames(view).items():
-            target = out / frames_base(vid) / name
-            if not target.exists():
-                write_thumbnail(tools.memory.path / rel, target)
+            source, target = tools.memory.path / rel, out / frames_base(vid) / name
+            if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:  # a rebuild's new frame
+                write_thumbnail(source, target)
         if timeline:
             report.timelines[vid] = draw_timeline(view, out / timeline_name(vid), memory_path=tools.memory.path)
         for name, text in video_files(view, timeline=timeline).items():
