@@ -22,3 +22,7 @@ memtools tool get_subgraph --memory "$MEMORY" --macro-id sample/macro_0002
 echo
 echo '$ memtools tool search_nodes --query "why did the boxes fall"'
 memtools tool search_nodes --memory "$MEMORY" --query "why did the boxes fall" --top-k 3
+echo
+echo '$ memtools show   (open the index.html it names in a browser)'
+memtools show --memory "$MEMORY" --out "$MEMORY-show" --quiet
+cp "$MEMORY-show/timeline-sample.png" docs/sample-timeline.png

@@ -1,8 +1,8 @@
 """Build progress: the pipeline updates a ``Progress``; a sink shows it.
 
-``TextProgress`` writes to stderr: on a terminal one line rewritten in place (``\\r``), in a
-log (CI) plain lines, at most one every ``interval`` seconds plus one per stage change, so
-logs stay readable. Pass ``NullProgress()`` (the default of the Python API) for silence, or
+``TextProgress`` writes to stderr: on a terminal a tqdm bar per video (stages, model calls,
+tokens, elapsed and remaining time), in a log (CI) plain lines drawn by tqdm's meter, at most
+one every ``interval`` seconds plus one per stage change, so logs stay readable. Pass ``NullProgress()`` (the default of the Python API) for silence, or
 any object with ``show(snapshot)`` and ``close()``.
 """
 
@@ -127,7 +127,7 @@ def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
-def render(s: Snapshot) -> str:
+def _stages(s: Snapshot) -> str:
     parts = []
     for name in STAGES:
         if name not in s.stages:
@@ -139,18 +139,35 @@ def render(s: Snapshot) -> str:
             parts.append(f"{name}…")
         else:
             parts.append(f"{name} {done}/{total}")
-    line = f"[{s.video_index + 1}/{s.video_count} {s.video_id}] " + " | ".join(parts)
-    line += f" | {s.calls} model calls"
+    line = " | ".join(parts) + f" | {s.calls} model calls"
     if s.cached_calls:
         line += f" (+{s.cached_calls} reused)"
-    line += f", {_tokens(s.tokens)} tokens | {clock(s.elapsed)}"
-    if s.eta is not None:
-        line += f", ETA {clock(s.eta)}"
-    return line
+    return line + f", {_tokens(s.tokens)} tokens"
+
+
+def _prefix(s: Snapshot) -> str:
+    return f"[{s.video_index + 1}/{s.video_count} {s.video_id}]"
+
+
+def _counted(s: Snapshot) -> tuple[int, int | None]:
+    """Steps done and known in total, over the stages that have a total."""
+    known = [(done, total) for done, total, _ in s.stages.values() if total]
+    if not known:
+        return 0, None
+    return sum(min(d, t) for d, t in known), sum(t for _, t in known)
+
+
+def render(s: Snapshot) -> str:
+    """One progress line, drawn by tqdm's meter: the video, stages, calls, tokens, time and ETA."""
+    from tqdm import tqdm
+
+    done, total = _counted(s)
+    line = tqdm.format_meter(done, total, s.elapsed, prefix=f"{_prefix(s)} {_stages(s)}", bar_format="{desc} | {elapsed}")
+    return line if s.eta is None else f"{line}, ETA {clock(s.eta)}"
 
 
 class TextProgress:
-    """Progress on a text stream: in place on a terminal, throttled plain lines otherwise."""
+    """Progress on a text stream: a tqdm bar on a terminal, throttled plain lines otherwise."""
 
     def __init__(self, stream: TextIO | None = None, *, interval: float = 5.0, tty: bool | None = None) -> None:
         self.stream = stream or sys.stderr
@@ -158,9 +175,13 @@ class TextProgress:
         self.interval = 0.1 if self.tty else interval
         self._last = -float("inf")
         self._last_line = ""
-        self._open = False
+        self._bar = None  # the tqdm bar of the video in progress (terminal only)
+        self._video = None
 
     def show(self, snapshot: Snapshot) -> None:
+        if self.tty:
+            self._show_bar(snapshot)
+            return
         now = time.monotonic()
         if not snapshot.changed_stage and now - self._last < self.interval:
             return
@@ -168,15 +189,29 @@ class TextProgress:
         if line == self._last_line:
             return
         self._last, self._last_line = now, line
-        if self.tty:
-            self.stream.write("\r\x1b[2K" + line)
-            self._open = True
-        else:
-            self.stream.write(line + "\n")
+        self.stream.write(line + "\n")
         self.stream.flush()
 
+    def _show_bar(self, s: Snapshot) -> None:
+        from tqdm import tqdm
+
+        key = (s.video_index, s.video_id)
+        if self._bar is None or key != self._video:
+            self.close()
+            self._video = key
+            self._bar = tqdm(total=None, desc=_prefix(s), file=self.stream, unit="step", leave=True,
+                             mininterval=self.interval, dynamic_ncols=True,
+                             bar_format="{desc} |{bar:20}| {elapsed}<{remaining}")
+        done, total = _counted(s)
+        bar = self._bar
+        bar.total, bar.n = total, done
+        bar.set_description_str(f"{_prefix(s)} {_stages(s)}", refresh=False)
+        if s.changed_stage:
+            bar.refresh()
+        else:
+            bar.update(0)  # tqdm redraws at most every ``interval`` seconds
+
     def close(self) -> None:
-        if self.tty and self._open:
-            self.stream.write("\n")
-            self.stream.flush()
-            self._open = False
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None

@@ -17,7 +17,7 @@ from memtools.cli.common import MEMORY_ENV, resolve_memory
 from memtools.errors import MemtoolsError, ToolError
 
 # Module names under memtools.cli, in the order ``memtools --help`` lists them.
-COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "memdreamer", "check")
+COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "memdreamer", "check", "show")
 
 
 def parser() -> argparse.ArgumentParser:

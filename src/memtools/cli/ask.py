@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from memtools.cli.common import add_memory_arg, open_memory
 from memtools.errors import ConfigError
@@ -56,6 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="restrict the question to this video (repeatable; default: the whole memory)")
     add_model_args(p)
     p.add_argument("--json", action="store_true", help="print the full trajectory as JSON")
+    p.add_argument("--trace", type=Path, default=None, metavar="FILE.html",
+                   help="also draw the run as a self-contained HTML page: each round's call, result and clue, "
+                        "the nodes visited on the timeline, the answer and the ids it cites")
     p.set_defaults(func=run)
 
 
@@ -68,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
     with open_memory(args.memory) as memory:
         graph = build_graph(args, memory)
         state = graph.invoke({"question": question, "options": options, "scope": list(args.video)})
+        if args.trace is not None:
+            from memtools.show.trace import write_trace
+            from memtools.tools import MemoryTools
+
+            print(f"Trace: {write_trace(args.trace, trajectory(state), MemoryTools(memory))}", file=sys.stderr)
     if args.json:
         json.dump(trajectory(state), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

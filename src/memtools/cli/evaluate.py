@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -26,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--video-map", type=Path, default=None, metavar="FILE.json",
                    help="JSON object mapping question-file keys to memory video ids (default: the same id)")
     p.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
+    p.add_argument("--trace", action="store_true",
+                   help="also draw each new question's run as OUT/traces/<video>/<uid>.html (see memtools ask --trace)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_model_args(p)
     p.set_defaults(func=run)
 
@@ -42,27 +46,48 @@ def _video_map(path: Path | None) -> dict[str, str]:
     return {str(k): str(v) for k, v in data.items()}
 
 
+def trace_path(out: Path, record: dict) -> Path:
+    """OUT/traces/<video key>/<uid>.html, beside the trajectories."""
+    def safe(name) -> str:
+        return re.sub(r"[^A-Za-z0-9_.-]+", "_", str(name)).strip("._") or "_"
+
+    return out / "traces" / safe(record.get("video_key")) / f"{safe(record.get('uid'))}.html"
+
+
 def _pct(correct: int, n: int) -> str:
     return f"{100 * correct / n:5.1f}% ({correct}/{n})" if n else "  n/a"
 
 
 def run(args: argparse.Namespace) -> int:
-    from memtools.agent.evaluation import load_questions, run_eval
+    from tqdm.auto import tqdm
+
+    from memtools.agent.evaluation import load_questions, run_eval, trajectory_path
+    from memtools.show.trace import write_trace
+    from memtools.tools import MemoryTools
 
     if args.concurrency < 1:
         raise ConfigError("--concurrency must be at least 1")
     questions = load_questions(args.questions)[: args.limit]
     out = args.out or Path(f"eval-{args.questions.stem}")
     total = len(questions)
-    done = [0]
+    done, right = [0], [0]
 
-    def progress(record: dict) -> None:
-        done[0] += 1
-        mark = "ok " if record["correct"] else "bad"
-        print(f"[{done[0]}] {mark} {record['uid']}: answer {record['answer']} gold {record['gold']} "
-              f"({record['status']}, {record['rounds']} rounds)", file=sys.stderr)
+    resumed = sum(trajectory_path(out, q).exists() for q in questions)
+    with open_memory(args.memory) as memory, tqdm(total=total, initial=resumed, desc="eval", unit="question",
+                                                  file=sys.stderr, disable=args.quiet) as bar:
+        tools = MemoryTools(memory)
 
-    with open_memory(args.memory) as memory:
+        def progress(record: dict) -> None:
+            done[0] += 1
+            right[0] += bool(record["correct"])
+            mark = "ok " if record["correct"] else "bad"
+            bar.write(f"[{done[0]}] {mark} {record['uid']}: answer {record['answer']} gold {record['gold']} "
+                      f"({record['status']}, {record['rounds']} rounds)", file=sys.stderr)
+            if args.trace:
+                write_trace(trace_path(out, record), record, tools)
+            bar.update(1)
+            bar.set_postfix_str(f"accuracy {100 * right[0] / done[0]:.0f}% of new")
+
         graph = build_graph(args, memory)
         result = run_eval(graph, questions, out, video_ids=memory.video_ids(), video_map=_video_map(args.video_map),
                           concurrency=args.concurrency, on_done=progress)

@@ -119,6 +119,8 @@ def build_server(
                         structured_output=True)
     register_resources(server, tools)
     register_prompts(server)
+    from memtools.show.web import register_show_routes  # the memory as browsable pages at / (read-only)
+    register_show_routes(server, tools)
 
     @server.custom_route("/health", methods=["GET"])
     async def health(request):  # noqa: ARG001 - Starlette passes the request
