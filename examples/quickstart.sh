@@ -23,6 +23,9 @@ echo
 echo '$ memtools tool search_nodes --query "why did the boxes fall"'
 memtools tool search_nodes --memory "$MEMORY" --query "why did the boxes fall" --top-k 3
 echo
+echo '$ memtools tool get_entity_timeline --name ball'
+memtools tool get_entity_timeline --memory "$MEMORY" --name ball
+echo
 echo '$ memtools show   (open the index.html it names in a browser)'
 memtools show --memory "$MEMORY" --out "$MEMORY-show" --quiet
 cp "$MEMORY-show/timeline-sample.png" docs/sample-timeline.png

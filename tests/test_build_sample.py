@@ -48,10 +48,15 @@ def test_a_regenerated_sample_video_reproduces_the_recorded_requests(tmp_path):
         report = build_video(memory, vlm, video, config=BuildConfig.default())
         tools = MemoryTools(memory)
         labels = [s.label for s in tools.get_summary("sample").supers]
+        ball, boxes = (tools.get_entity_timeline(name=n).render() for n in ("ball", "boxes"))
     recorded = {json.loads(line)["key"] for line in RESPONSES.read_text().splitlines() if line.strip()}
     assert set(vlm.keys) == recorded  # every request was recorded, and nothing recorded is stale
     assert report.counts["macro"] == 4 and len(labels) == 2
     assert {i.severity for i in report.issues} == {"repaired", "dropped"}  # the fenced answer, the ghost id
+    # the ball and the boxes, with the times they appear and what they do (issue 8)
+    assert "A red rubber ball" in ball and "[0:01:20-0:02:10]" in ball
+    assert "-PERFORMS-> evt_002 [0:01:40-0:01:41] hits the stack of boxes" in ball
+    assert "A stack of three brown cardboard boxes" in boxes and "-PERFORMS-> evt_003 [0:01:40-0:01:44] falls over" in boxes
 
 
 @pytest.mark.slow

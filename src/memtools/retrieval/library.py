@@ -18,7 +18,7 @@ Inside one video (a ``video_id`` filter) only stages 2 and 3 run.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -123,9 +123,9 @@ class LibraryResult:
 
 
 def search_library(index: LanceIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
-                   searchable: Sequence[str], video_rows: dict[str, int],
+                   searchable: Sequence[str], video_rows: Callable[[str], int],
                    open_kinds: Sequence[str] | None = None) -> LibraryResult:
-    """Coarse-to-fine moments. ``video_rows`` gives each video's lance row count, so stage 2
+    """Coarse-to-fine moments. ``video_rows(video_id)`` gives a video's lance row count, so stage 2
     asks for exactly enough rows; ``open_kinds`` widens stage 2 beyond the caller's kinds (the
     graph walk needs every node of the opened videos)."""
     if filters.video_id is not None:
@@ -136,7 +136,7 @@ def search_library(index: LanceIndex, vector: np.ndarray, text: str, config: Sea
         opened = list(video_scores)[:config.videos]
         if not opened:
             return LibraryResult([], [], [], {})
-    limit = sum(video_rows.get(v, 200) for v in opened) + 16
+    limit = sum(video_rows(v) for v in opened) + 16
     kinds = list(dict.fromkeys([*(open_kinds or filters.kinds), "macro"]))
     hits = index.search("vector", vector, "", limit, filters.where(kinds=kinds, video_ids=opened))
     moments = rank_moments(hits, config, filters.kinds, video_scores or None)

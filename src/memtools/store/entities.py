@@ -150,7 +150,8 @@ def entity_rows(graphs: Sequence[VideoGraph], vectors: Mapping[str, np.ndarray] 
     for graph in graphs:
         for n, group in enumerate(canonicalize(graph, vectors), 1):
             first = group[0]
-            names = list(dict.fromkeys(x for e in group for x in (e.name, e.description) if x and x.strip()))
+            names = list(dict.fromkeys(x.strip().rstrip(".") for e in group for x in (e.name, e.description)
+                                       if x and x.strip()))
             name = next((e.name for e in group if e.name), None) or (names[0] if names else
                                                                     first.entity_type.value.lower())
             aliases = [a for a in names if _norm(a) != _norm(name)]

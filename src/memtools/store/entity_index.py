@@ -9,6 +9,7 @@ existed simply has no such table, and the entity tools say so.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -148,12 +149,16 @@ class EntityIndex:
         return [EntityRow.from_row(r) for r in self._rows(f"video_id = {_quote(video_id)}", limit)]
 
     def by_name(self, name: str, video_id: str | None = None, limit: int = 50) -> list[EntityRow]:
-        """Entities whose name or an alias contains ``name`` (case-insensitive)."""
-        needle = name.lower().replace("'", "''").replace("%", "").replace("_", "")
+        """Entities whose name or an alias has a word starting with ``name`` (case-insensitive):
+        "ball" finds "a red ball" and "balls", not "football"."""
+        text = " ".join(name.lower().split())
+        needle = text.replace("'", "''").replace("%", "").replace("_", "")
         where = f"(lower(name) LIKE '%{needle}%' OR lower(aliases) LIKE '%{needle}%')"
         if video_id is not None:
             where += f" AND video_id = {_quote(video_id)}"
-        return [EntityRow.from_row(r) for r in self._rows(where, limit)]
+        word = re.compile(r"(?<![a-z0-9])" + re.escape(text))
+        rows = [EntityRow.from_row(r) for r in self._rows(where, 20 * limit)]
+        return [r for r in rows if any(word.search(n.lower()) for n in (r.name, *r.aliases))][:limit]
 
     def search(self, vector: np.ndarray, limit: int, video_id: str | None = None) -> list[EntityRow]:
         table = self.table()

@@ -20,6 +20,7 @@ from memtools.tools.searching import TOP_K_MAX, check_as_of
 
 ENTITY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}/entity_\d{3,}$")
 MAX_TIMELINES = 10
+RELATIVE_FLOOR = 0.5  # search_entities drops profiles less than half as similar as the best one
 
 
 def _appearances(row: EntityRow, as_of: float | None) -> list[Appearance]:
@@ -66,7 +67,9 @@ class EntityTools:
         vector = self.memory.embedder.embed_query(query)
         with self._reading():
             similar = index.search(vector, 4 * top_k if as_of is not None else top_k, video_id)
-        # Name matches first (what the user typed), then the most similar profiles.
+        # Name matches first (what the user typed), then the profiles similar enough to the best.
+        best = max((r.score for r in similar), default=0.0)
+        similar = [r for r in similar if r.score >= RELATIVE_FLOOR * best]
         items, seen = [], set()
         for row in [*named, *similar]:
             if row.id in seen:

@@ -37,7 +37,7 @@ class EntityList(_Result):
             aka = f" (also: {', '.join(clip(a, 40) for a in e.aliases[:4])})" if e.aliases else ""
             lines.append(f"{i}. {e.id} {e.entity_type} {clip(e.name, 80)}{aka} {span(e.t_first, e.t_last)}, "
                          f"{e.appearances} appearance(s)")
-            if e.description and e.description != e.name:
+            if e.description and e.description.rstrip(".") != e.name.rstrip("."):
                 lines.append(f"   {clip(e.description, 160)}")
         lines = budgeted(lines, "lower top_k or pass video_id")
         lines.append("Next: get_entity_timeline(entity_id=...) for when each appears and what it does.")
@@ -86,7 +86,7 @@ class EntityTimeline(_Result):
                 seen = f", clearest at {hms(a.seen_at)}" if a.seen_at is not None else ""
                 lines.append(f"- {span(a.t_start, a.t_end)} {a.macro_id} {clip(a.macro_label, 80)}"
                              f" (as {a.mention_id.rsplit('/', 1)[-1]}{seen})")
-                if a.description:
+                if a.description and a.description.rstrip(".") != e.name.rstrip("."):
                     lines.append(f"    {clip(a.description, 140)}")
                 for r in a.roles:
                     t = f" {span(r.t_start, r.t_end)}" if r.t_start is not None else ""

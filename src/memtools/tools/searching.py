@@ -57,9 +57,10 @@ class SearchTools:
         return query, Filters(kinds=kinds or list(SEARCHABLE), video_id=video_id, start=start_sec, end=end_sec,
                               as_of=as_of)
 
-    def _video_rows(self) -> dict[str, int]:
-        return {vid: 1 + sum(v for k, v in e.counts.items() if k in SEARCHABLE)
-                for vid, e in self.memory.manifest.videos.items()}
+    def _video_rows(self, video_id: str) -> int:
+        """Lance rows of one video (its profile and searchable nodes), from the manifest's counts."""
+        entry = self.memory.manifest.videos.get(video_id)
+        return 200 if entry is None else 1 + sum(entry.counts.get(k, 0) for k in SEARCHABLE)
 
     def _result(self, query: str, config: SearchConfig, moments: Sequence[Moment], top_k: int,
                 filters: Filters, strategy: str) -> SearchResult:
@@ -86,7 +87,7 @@ class SearchTools:
                 moments = [Moment.from_hit(h) for h in hits]
             else:
                 moments = search_library(self.memory.vectors, vector, query, config, filters, SEARCHABLE,
-                                         self._video_rows()).moments
+                                         self._video_rows).moments
         return self._result(query, config, moments, top_k, filters, config.strategy)
 
     def search_graph(self, query: str, top_k: int = 10, node_types: Sequence[str] | None = None,
@@ -98,7 +99,7 @@ class SearchTools:
         vector = self.memory.embedder.embed_query(query)
         with self._reading() as graph:
             found = search_library(self.memory.vectors, vector, query, config.model_copy(update={"merge_spans": False}),
-                                   filters, SEARCHABLE, self._video_rows(), open_kinds=SEARCHABLE)
+                                   filters, SEARCHABLE, self._video_rows, open_kinds=SEARCHABLE)
             typed = graph.video_edges(found.opened) if found.opened else []
         parents: dict[str, str] = {}
         for vid in found.opened:
