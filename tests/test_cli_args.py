@@ -81,7 +81,7 @@ def test_wrong_targets_are_one_line_errors(tmp_path, capsys):
     assert main(["import-captions", str(srt), "--memory", str(a_file), "--embedder", "test:8"]) == 1
     assert "is a file, not a memory folder" in err_line(capsys)
     assert main(["import-captions", str(srt), "--memory", str(a_file / "sub"), "--embedder", "test:8"]) == 1
-    assert err_line(capsys).startswith("memtools import-captions: error: Not a directory")
+    assert err_line(capsys).startswith("memtools import-captions: error: cannot create a memory at ")
     assert a_file.read_text() == "not a memory"  # nothing lost
 
 

@@ -32,7 +32,7 @@ def tools(memory):
     return {t.name: t for t in as_langchain_tools(memory)}
 
 
-def _call(name: str, **args) -> dict:
+def _call(name: str, /, **args) -> dict:
     return {"name": name, "args": args, "id": f"id-{name}", "type": "tool_call"}
 
 

@@ -93,17 +93,18 @@ def check_folder(folder: Path, *, create: bool) -> None:
         parent = folder if folder.exists() else next((p for p in folder.parents if p.exists()), None)
         try:
             if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-                raise PermissionError(13, "not a writable folder")
+                raise PermissionError(13, "")
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ConfigError(f"cannot create a memory at {folder}: {parent} is not a writable folder "
-                              f"({exc.strerror or exc}); choose a folder you can write to") from exc
+            why = f" ({exc.strerror})" if exc.strerror else ""
+            raise ConfigError(f"cannot create a memory at {folder}: {parent} is not a writable folder{why}; "
+                              "choose a folder you can write to") from exc
 
 
 def expected_rows(manifest: Manifest) -> int:
     """Lance rows the manifest implies: one per searchable node of every ready video, plus the
     video's profile row (its root, which library search ranks videos by)."""
-    return sum(1 + sum(entry.counts.get(kind, 0) for kind in SEARCHABLE)
+    return sum((1 if entry.counts else 0) + sum(entry.counts.get(kind, 0) for kind in SEARCHABLE)
                for entry in manifest.videos.values() if entry.status == "ready")
 
 
