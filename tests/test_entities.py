@@ -109,3 +109,24 @@ def test_rewrite_and_delete_keep_entities_in_step(tmp_path):
         memory.delete_video("other")
         assert memory.entities.of_video("other") == []
         assert len(memory.entities.of_video("kitchen")) == n
+
+
+def test_a_memory_from_before_profiles_is_refused_and_repair_adds_them(tmp_path):
+    """Memories written by the previous release have no video profile rows and no entity table:
+    reads say so and name `memtools repair`, which derives both from the graph."""
+    from memtools.errors import MemoryDamaged
+    from memtools.store.repair import repair
+
+    path = tmp_path / "m"
+    with Memory.create(path, TestEmbedder(64)) as memory:
+        memory.write_video(kitchen_graph())
+        memory.vectors.nodes().delete("kind = 'video'")
+        memory.vectors._db.drop_table(TABLE)
+    with Memory.open(path, TestEmbedder(64)) as memory, pytest.raises(MemoryDamaged, match="memtools repair"):
+        MemoryTools(memory).search_nodes("pan")
+    with Memory.open(path, TestEmbedder(64)) as memory:
+        repair(memory)
+    with Memory.open(path, TestEmbedder(64)) as memory:
+        tools = MemoryTools(memory)
+        assert tools.search_nodes("pan").hits
+        assert tools.get_entity_timeline(name="cook").timelines[0].entity.appearances == 3
