@@ -158,3 +158,13 @@ def test_as_of_returns_only_what_had_happened(library):
 def test_as_of_errors_say_what_to_do(library, call, message):
     with pytest.raises(ToolError, match=message):
         call(MemoryTools(library))
+
+
+def test_the_preset_can_be_chosen_by_environment(monkeypatch):
+    from memtools.errors import ConfigError
+
+    monkeypatch.setenv("MEMTOOLS_SEARCH_PRESET", "graph-walk")
+    assert SearchConfig.default().strategy == "graph_walk"
+    monkeypatch.setenv("MEMTOOLS_SEARCH_PRESET", "fastest")
+    with pytest.raises(ConfigError, match="MEMTOOLS_SEARCH_PRESET: unknown search preset 'fastest'"):
+        SearchConfig.default()

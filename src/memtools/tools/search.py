@@ -18,10 +18,12 @@ Strategies:
 
 from __future__ import annotations
 
+import os
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memtools.errors import ConfigError
 from memtools.store.vectors import SearchMode
 
 Strategy = Literal["flat", "coarse_to_fine", "graph_walk"]
@@ -75,7 +77,13 @@ class SearchConfig(_Config):
 
     @classmethod
     def default(cls) -> SearchConfig:
-        return cls.preset(DEFAULT_PRESET)
+        """The benchmark's best preset, or the one named by ``MEMTOOLS_SEARCH_PRESET`` (so the CLI,
+        the MCP server and the ORA loop can be switched without code)."""
+        name = os.environ.get("MEMTOOLS_SEARCH_PRESET", "").strip() or DEFAULT_PRESET
+        try:
+            return cls.preset(name)
+        except ValueError as exc:
+            raise ConfigError(f"MEMTOOLS_SEARCH_PRESET: {exc}") from None
 
     @classmethod
     def preset(cls, name: str) -> SearchConfig:
