@@ -68,7 +68,7 @@ class SearchConfig(_Config):
     merge_margin: float = Field(default=0.05, ge=0, description=(
         "neighbours whose moment score is within this of the best hit's merge with it"))
     merge_gap_sec: float = Field(default=2.0, ge=0, description="hits this close in time count as adjacent")
-    per_video: int = Field(default=2, ge=0, le=50, description=(
+    per_video: int = Field(default=1, ge=0, le=50, description=(
         "library-wide, the list first takes at most this many hits per video, then fills up in score order "
         "(0: no limit), so the first hits show several candidate videos"))
     walk: WalkConfig = Field(default_factory=WalkConfig)
@@ -112,6 +112,7 @@ PRESETS: dict[str, SearchConfig] = {
     "flat-hybrid": SearchConfig(mode="hybrid", strategy="flat"),
     "coarse-to-fine": SearchConfig(),
     "coarse-to-fine-nomerge": SearchConfig(merge_spans=False),
+    "coarse-to-fine-deep": SearchConfig(per_video=2),
     "graph-walk": SearchConfig(strategy="graph_walk"),
 }
 DEFAULT_PRESET = "coarse-to-fine"
