@@ -154,3 +154,26 @@ def test_the_endpoint_limit_holds_across_workers(ray_runtime, tmp_path, videos, 
     assert _FakeOpenAI.served == len(reference[1])
     assert summary.tokens == 120 * len(reference[1])  # the fleet's token count comes from the usage of every call
     assert dump_memory(tmp_path / "memory") == reference[0]
+
+
+def test_the_cli_builds_a_list_in_process_and_on_ray(ray_runtime, tmp_path, videos, capsys):
+    from memtools.cli import main
+
+    listing = tmp_path / "videos.txt"
+    listing.write_text("# the library\n" + "\n".join(str(v) for v in videos[:2]) + "\n", encoding="utf-8")
+    common = ["--vlm", "python:memtools.build.testing:scripted_vlm", "--preset", "short", "--embedder", "test:64"]
+
+    assert main(["build", "--from-list", str(listing), "--memory", str(tmp_path / "a"), *common]) == 0
+    out, err = capsys.readouterr()
+    assert "Built 2 video(s)" in out and "fleet: 2/2 videos done" in err
+    assert main(["build", "--ray", str(videos[2]), "--memory", str(tmp_path / "a"), "--from-list", str(listing),
+                 "--task-cpus", "0.5", *common]) == 0
+    out, err = capsys.readouterr()
+    assert "already built and unchanged" in out and "fleet: 3/3 videos done (2 unchanged)" in err
+    with Memory.open(tmp_path / "a", TestEmbedder(64)) as memory:
+        assert {v: e.status for v, e in memory.manifest.videos.items()} == dict.fromkeys(
+            ["clip0", "clip1", "clip2"], "ready")
+
+    listing.write_text(f"{tmp_path / 'nowhere.mp4'}\n", encoding="utf-8")
+    assert main(["build", "--from-list", str(listing), "--memory", str(tmp_path / "a"), *common]) != 0
+    assert "not found" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
+from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help=".srt, .vtt or dense-caption .json files")
     add_memory_arg(p)
     add_embedder_arg(p)
+    add_tables_arg(p)
     p.add_argument("--video-id", help="video id for a single subtitle file (default: from its file name)")
     p.add_argument("--title", help="title for a single subtitle file")
     p.add_argument("--batch-size", type=int, default=200, help="videos written per atomic step (default 200)")
@@ -37,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         raise ImportFormatError("--video-id names one video; pass a single subtitle file with it")
     graphs = list(graphs_from_files(args.files, video_id=args.video_id, title=args.title))
     start = time.monotonic()
-    with create_memory(args.memory, args.embedder) as memory:
+    with create_memory(args.memory, args.embedder, args.tables) as memory:
         def progress(done: int) -> None:
             print(f"  wrote {done}/{len(graphs)} videos ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 

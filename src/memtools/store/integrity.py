@@ -258,6 +258,9 @@ def check(memory: Memory) -> Report:
         _check_vectors(memory, manifest, ready, graph_ids, report)
     elif "vectors" not in report.parts:
         report.parts["vectors"] = "missing" if expected_rows(manifest) else "empty (no searchable nodes yet)"
+        if manifest.tables and expected_rows(manifest):  # on disk, quick_problems said so already
+            report.problems.append(Problem("vectors", f"the nodes table is missing at {manifest.tables} "
+                                           f"({expected_rows(manifest)} searchable nodes have no vectors)", True))
     _check_files(path, manifest, report)
     return report
 

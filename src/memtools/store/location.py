@@ -41,6 +41,13 @@ def check_tables_uri(uri: str) -> str:
     return uri.rstrip("/")
 
 
+def check_same_tables(folder: Path, have: str | None, want: str | None) -> None:
+    """An existing memory opened with ``--tables``: it must name where the tables already are."""
+    if want and check_tables_uri(want) != have:
+        raise ConfigError(f"the memory at {folder} keeps its tables at {have or 'vectors/ in the folder'}, not "
+                          f"{want}; leave --tables out to use it, or create a new memory")
+
+
 def tables_location(memory_path: Path, tables: str | None) -> Path | str:
     """The folder (local) or URI (object storage) of a memory's lance tables."""
     return check_tables_uri(tables) if tables else Path(memory_path) / VECTORS_DIR

@@ -42,7 +42,7 @@ from memtools.store.manifest import (
 )
 from memtools.store.entities import entity_rows
 from memtools.store.entity_index import EntityIndex
-from memtools.store.location import check_tables_uri, tables_location
+from memtools.store.location import check_same_tables, check_tables_uri, tables_location
 from memtools.store.outline import Outline
 from memtools.store.payload import index_rows
 from memtools.store import integrity
@@ -91,13 +91,8 @@ class Memory:
         tables = check_tables_uri(tables) if tables else None
         integrity.check_folder(folder, create=True)
         if (folder / MANIFEST).exists():
-            memory = cls.open(folder, embedder, **options)
-            if tables and tables != memory.manifest.tables:
-                memory.close()
-                raise ConfigError(f"the memory at {folder} keeps its tables at "
-                                  f"{memory.manifest.tables or 'vectors/ in the folder'}, not {tables}; "
-                                  "leave --tables out to use it, or create a new memory")
-            return memory
+            check_same_tables(folder, read_manifest(folder).tables, tables)
+            return cls.open(folder, embedder, **options)
         if folder.exists() and any(folder.iterdir()):
             raise ConfigError(f"{folder} exists and is not a memtools memory; choose an empty or new folder")
         folder.mkdir(parents=True, exist_ok=True)
