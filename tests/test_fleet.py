@@ -177,3 +177,14 @@ def test_the_cli_builds_a_list_in_process_and_on_ray(ray_runtime, tmp_path, vide
     listing.write_text(f"{tmp_path / 'nowhere.mp4'}\n", encoding="utf-8")
     assert main(["build", "--from-list", str(listing), "--memory", str(tmp_path / "a"), *common]) != 0
     assert "not found" in capsys.readouterr().err
+
+
+def test_a_video_that_fails_is_reported_and_the_others_are_built(tmp_path, videos):
+    broken = tmp_path / "broken.mp4"
+    broken.write_bytes(b"\x00" * 4096)  # not a video: the worker's probe fails
+    summary = _fleet(tmp_path / "memory", ScriptedEndpoint(episode_sec=EPISODE), [videos[0], broken])
+
+    assert list(summary.failed) == ["broken"] and "VideoError" in summary.failed["broken"]
+    assert "FAILED: 1 video(s)" in summary.render("memory")
+    with Memory.open(tmp_path / "memory", TestEmbedder(64)) as memory:
+        assert {v: e.status for v, e in memory.manifest.videos.items()} == {"clip0": "ready", "broken": "failed"}
