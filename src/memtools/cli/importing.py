@@ -1,4 +1,11 @@
-"""``memtools import-captions``: a memory from subtitles or dense captions, no vision model needed."""
+"""``memtools import-captions``: a memory from subtitles or dense captions, no vision model needed.
+
+Files are checked first (read once, nothing kept: a broken file is refused before anything is
+written), then read again as a stream and written a batch of videos at a time, so memory stays
+bounded however large the file. Every change made to the input (clamped times, zero-length
+cues, extended durations, dropped empty captions, rejected NaN times, a guessed encoding) is
+counted in the summary with its first examples.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "import-captions",
         help="build a memory from .srt/.vtt subtitles or dense-caption JSON (ActivityNet / YouCook2 layout)",
         description="Each caption becomes a micro-event; captions are grouped into macro and super events by "
-                    "time. Re-importing a video replaces it.",
+                    "time. Re-importing a video replaces it. Repairs of the input (negative times, cues that "
+                    "end before they start, captions past the duration, empty captions) are listed in the "
+                    "summary; captions with NaN or infinite times are rejected.",
     )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help=".srt, .vtt or dense-caption .json files")
     add_memory_arg(p)
@@ -23,30 +32,73 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_tables_arg(p)
     p.add_argument("--video-id", help="video id for a single subtitle file (default: from its file name)")
     p.add_argument("--title", help="title for a single subtitle file")
+    p.add_argument("--encoding", default=None,
+                   help="text encoding of subtitle files (default: UTF-8, else cp1252/latin-1 with a notice)")
     p.add_argument("--batch-size", type=int, default=200, help="videos written per atomic step (default 200)")
     p.set_defaults(func=run)
 
 
+def _count(paths: list[Path], args: argparse.Namespace) -> int:
+    """Videos in the files; a JSON file is read once, nothing kept, so a broken one fails before any write."""
+    from memtools.importers.captions import read_subtitles
+    from memtools.importers.dense_captions import scan_dense_captions
+
+    videos = 0
+    for path in paths:
+        if path.stat().st_size > 1e6:
+            print(f"checking {path} ({path.stat().st_size / 1e6:.0f} MB) ...", file=sys.stderr, flush=True)
+        if path.suffix.lower() == ".json":
+            videos += scan_dense_captions(path).videos
+        elif path.suffix.lower() in (".srt", ".vtt"):
+            read_subtitles(path, encoding=args.encoding)
+            videos += 1
+    return videos
+
+
 def run(args: argparse.Namespace) -> int:
+    from tqdm.auto import tqdm
+
     from memtools.errors import ImportFormatError
+    from memtools.importers.caption_checks import ImportNotes
     from memtools.importers.captions import graphs_from_files
 
     for path in args.files:
         if not path.is_file():
-            raise ImportFormatError(f"{path} does not exist")
+            raise ImportFormatError(f"{path} does not exist" if not path.exists() else f"{path} is not a file")
     if args.video_id and len(args.files) > 1:
         raise ImportFormatError("--video-id names one video; pass a single subtitle file with it")
-    graphs = list(graphs_from_files(args.files, video_id=args.video_id, title=args.title))
     start = time.monotonic()
-    with create_memory(args.memory, args.embedder, args.tables) as memory:
-        def progress(done: int) -> None:
-            print(f"  wrote {done}/{len(graphs)} videos ({time.monotonic() - start:.1f} s)", file=sys.stderr)
+    total_videos = _count(args.files, args)
+    notes = ImportNotes()
+    totals = {"videos": 0, "captions": 0, "macros": 0}
 
-        memory.write_videos(graphs, batch_size=max(1, args.batch_size), progress=progress)
-        events = sum(len(g.events) for g in graphs)
-        macros = sum(len(g.macros) for g in graphs)
-        print(f"Imported {len(graphs)} video(s): {events} captions as micro-events in {macros} macro events "
-              f"into {args.memory} ({time.monotonic() - start:.1f} s).")
-        if graphs:
-            print(f"Next: memtools tool search_nodes --memory {args.memory} --query \"...\"")
+    def counted(graphs):
+        for graph in graphs:
+            totals["videos"] += 1
+            totals["captions"] += len(graph.events)
+            totals["macros"] += len(graph.macros)
+            yield graph
+
+    graphs = counted(graphs_from_files(args.files, video_id=args.video_id, title=args.title,
+                                       encoding=args.encoding, notes=notes))
+    with create_memory(args.memory, args.embedder, args.tables) as memory, \
+            tqdm(total=total_videos, desc="import", unit="video", file=sys.stderr, mininterval=1.0,
+                 disable=not sys.stderr.isatty()) as bar:
+        def progress(done: int) -> None:
+            elapsed = max(time.monotonic() - start, 1e-9)
+            bar.update(done - bar.n)
+            bar.set_postfix_str(f"{totals['captions'] / elapsed:.0f} captions/s")
+            if not sys.stderr.isatty():
+                print(f"  wrote {done}/{total_videos} videos, {totals['captions']} captions ({elapsed:.1f} s, "
+                      f"{done / elapsed:.1f} videos/s, {totals['captions'] / elapsed:.0f} captions/s)", file=sys.stderr)
+
+        written = memory.write_videos(graphs, batch_size=max(1, args.batch_size), progress=progress)
+    elapsed = time.monotonic() - start
+    print(f"Imported {written} video(s): {totals['captions']} captions as micro-events in {totals['macros']} "
+          f"macro events into {args.memory} ({elapsed:.1f} s).")
+    if notes:
+        print("Changed or left out while importing (the files are unchanged):")
+        print("\n".join(notes.render()))
+    if written:
+        print(f"Next: memtools tool search_nodes --memory {args.memory} --query \"...\"")
     return 0

@@ -38,12 +38,16 @@ def run(args: argparse.Namespace) -> int:
         report = read_memdreamer(args.root, args.videos).report
         report.dry_run = True
     else:
-        with create_memory(args.memory, args.embedder, args.tables) as memory:
-            def progress(video) -> None:
-                print(f"  {video.status} {video.key}", file=sys.stderr)
+        from tqdm.auto import tqdm
 
-            report = import_memdreamer(memory, args.root, args.videos,
-                                       progress=progress if args.verbose else None)
+        with create_memory(args.memory, args.embedder, args.tables) as memory, \
+                tqdm(desc="import", unit="video", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+            def progress(video) -> None:
+                bar.update(1)
+                if args.verbose or not sys.stderr.isatty():
+                    print(f"  {video.status} {video.key}", file=sys.stderr)
+
+            report = import_memdreamer(memory, args.root, args.videos, progress=progress)
     print(report.render())
     if args.report is not None:
         args.report.write_text(report.model_dump_json(indent=2), encoding="utf-8")

@@ -12,20 +12,19 @@ summaries are extractive (the captions' own words): no model is called.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from memtools.errors import ImportFormatError
+from memtools.importers.caption_checks import DECODED, Caption, CaptionedVideo, ImportNotes, clean_captions
+from memtools.importers.dense_captions import read_dense_captions
 from memtools.schema import (
     Edge,
     EdgeCategory,
     Entity,
-    EntityType,
     MacroEvent,
     MicroEvent,
     SuperEvent,
@@ -38,24 +37,6 @@ from memtools.schema import (
     super_id,
 )
 from memtools.tools.text import clip
-
-
-@dataclass(frozen=True)
-class Caption:
-    start: float
-    end: float
-    text: str
-
-
-@dataclass(frozen=True)
-class CaptionedVideo:
-    """One video's captions, plus optional entities known for the whole video (e.g. objects, scene)."""
-
-    video_id: str
-    captions: Sequence[Caption]
-    duration: float = 0.0
-    title: str = ""
-    entities: Sequence[tuple[str, EntityType]] = ()
 
 
 class CaptionGrouping(BaseModel):
@@ -81,12 +62,43 @@ def _seconds(text: str, where: str) -> float:
     return int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds) + int(frac.ljust(3, "0")) / 1000
 
 
-def read_subtitles(path: Path) -> list[Caption]:
-    """Captions of an .srt or .vtt file (cue settings and tags stripped)."""
+FALLBACK_ENCODINGS = ("cp1252", "latin-1")
+"""Tried in order when a subtitle file is not UTF-8 and no ``encoding`` was given (latin-1 reads any bytes)."""
+
+
+def _decode(path: Path, encoding: str | None, notes: ImportNotes | None) -> str:
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ImportFormatError(f"cannot read subtitle file {path}: {exc}") from exc
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise ImportFormatError(f"cannot read subtitle file {path}: {exc.strerror or exc}") from exc
+    if encoding:
+        try:
+            return data.decode(encoding)
+        except LookupError:
+            raise ImportFormatError(f"unknown encoding {encoding!r}; use a name such as utf-8, cp1252, latin-1 "
+                                    "or utf-16") from None
+        except UnicodeDecodeError as exc:
+            raise ImportFormatError(f"{path} is not valid {encoding} (byte {exc.start}); pass the file's "
+                                    "encoding with --encoding") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        pass
+    for fallback in FALLBACK_ENCODINGS:
+        try:
+            text = data.decode(fallback)
+        except UnicodeDecodeError:
+            continue
+        if notes is not None:
+            notes.add(f"{DECODED} {fallback} (pass --encoding to choose)", str(path))
+        return text
+    raise AssertionError("latin-1 decodes any bytes")  # pragma: no cover
+
+
+def read_subtitles(path: Path, *, encoding: str | None = None, notes: ImportNotes | None = None) -> list[Caption]:
+    """Captions of an .srt or .vtt file (cue settings and tags stripped), in file order and as
+    written: ``clean_captions`` repairs and notes what needs it."""
+    text = _decode(path, encoding, notes)
     captions: list[Caption] = []
     for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n").strip()):
         lines = [ln for ln in block.split("\n") if ln.strip()]
@@ -95,37 +107,12 @@ def read_subtitles(path: Path) -> list[Caption]:
             continue  # WEBVTT header, NOTE or STYLE blocks, cue numbers alone
         left, right = lines[arrow].split("-->", 1)
         where = f"{path}, cue {len(captions) + 1}"
-        start, end = _seconds(left, where), _seconds(right.split()[0], where)
+        start, end = _seconds(left, where), _seconds((right.split() or [""])[0], where)
         body = " ".join(re.sub(r"<[^>]+>", "", ln).strip() for ln in lines[arrow + 1:]).strip()
-        if body and end >= start:
-            captions.append(Caption(start, end, body))
+        captions.append(Caption(start, end, body))
     if not captions:
         raise ImportFormatError(f"{path} holds no subtitle cues; is it an SRT or WebVTT file?")
     return captions
-
-
-def read_dense_captions(path: Path) -> Iterator[CaptionedVideo]:
-    """Videos of an ActivityNet-Captions / YouCook2 style JSON file, in file order."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ImportFormatError(f"cannot read caption JSON {path}: {exc}") from exc
-    if isinstance(data, dict) and "database" in data and isinstance(data["database"], dict):
-        data = data["database"]
-    if not isinstance(data, dict):
-        raise ImportFormatError(f"{path}: expected an object {{video_id: {{duration, timestamps, sentences}}}}")
-    for key, entry in data.items():
-        try:
-            stamps, sentences = entry["timestamps"], entry["sentences"]
-            if len(stamps) != len(sentences):
-                raise ValueError(f"{len(stamps)} timestamps but {len(sentences)} sentences")
-            captions = [Caption(float(s), float(e), str(t).strip()) for (s, e), t in zip(stamps, sentences)]
-            duration = float(entry.get("duration") or 0.0)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ImportFormatError(f"{path}: video {key!r} is malformed ({exc}); each entry needs "
-                                    "duration, timestamps [[start, end], ...] and sentences [...]") from exc
-        yield CaptionedVideo(video_id=slugify_video_id(str(key)), captions=captions, duration=duration,
-                             title=str(entry.get("title") or key))
 
 
 # --- captions -> graph ------------------------------------------------------------------
@@ -199,23 +186,31 @@ def graph_from_captions(video: CaptionedVideo, grouping: CaptionGrouping | None 
     return graph
 
 
-def read_caption_file(path: Path, video_id: str | None = None, title: str | None = None) -> Iterator[CaptionedVideo]:
-    """Videos from one file: dense-caption JSON (many videos) or SRT/VTT (one video)."""
+def read_caption_file(path: Path, video_id: str | None = None, title: str | None = None, *,
+                      encoding: str | None = None, notes: ImportNotes | None = None) -> Iterator[CaptionedVideo]:
+    """Videos from one file, cleaned by ``clean_captions`` (every change counted in ``notes``):
+    dense-caption JSON (many videos, read as a stream) or SRT/VTT (one video)."""
     path = Path(path)
+    notes = notes if notes is not None else ImportNotes()
     suffix = path.suffix.lower()
     if suffix == ".json":
         if video_id:
             raise ImportFormatError("--video-id applies to subtitle files; a JSON file names its own videos")
-        yield from read_dense_captions(path)
+        videos: Iterable[CaptionedVideo] = read_dense_captions(path)
     elif suffix in (".srt", ".vtt"):
-        yield CaptionedVideo(video_id=video_id or slugify_video_id(path.name), captions=read_subtitles(path),
-                             title=title or path.stem)
+        videos = [CaptionedVideo(video_id=video_id or slugify_video_id(path.name),
+                                 captions=read_subtitles(path, encoding=encoding, notes=notes),
+                                 title=title or path.stem)]
     else:
         raise ImportFormatError(f"{path}: unsupported caption file (use .srt, .vtt or dense-caption .json)")
+    for video in videos:
+        yield clean_captions(video, str(path), notes)
 
 
 def graphs_from_files(paths: Iterable[Path], grouping: CaptionGrouping | None = None,
-                      video_id: str | None = None, title: str | None = None) -> Iterator[VideoGraph]:
+                      video_id: str | None = None, title: str | None = None, *, encoding: str | None = None,
+                      notes: ImportNotes | None = None) -> Iterator[VideoGraph]:
+    """One graph per video, as the files are read (a stream: memory stays bounded by one video)."""
     for path in paths:
-        for video in read_caption_file(path, video_id, title):
+        for video in read_caption_file(path, video_id, title, encoding=encoding, notes=notes):
             yield graph_from_captions(video, grouping)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ from memtools.describe import clip
 from memtools.schema import EdgeCategory, Entity, MicroEvent, VideoGraph
 
 SAME_VECTOR = 0.9
+SIMILARITY_BLOCK = 1024
 _ARTICLES = re.compile(r"^(?:the|a|an|some|this|that)\s+")
 
 
@@ -50,18 +51,23 @@ def _key(e: Entity) -> str:
     return _norm(e.name) or _norm(e.description)
 
 
-def _conflict(a: Entity, b: Entity) -> bool:
-    shared = set(a.attributes) & set(b.attributes)
-    return any(_norm(a.attributes[k]) != _norm(b.attributes[k]) for k in shared)
+def _attribute_values(e: Entity) -> dict[str, set[str]]:
+    return {k: {_norm(v)} for k, v in e.attributes.items()}
 
 
 class _Groups:
-    """Union-find over mention indices that keeps each group's set of macro events."""
+    """Union-find over mention indices that keeps each group's macro events and attribute values.
+
+    Two groups conflict when they share an attribute whose values are not one and the same value
+    on both sides (some member of one disagrees with some member of the other), so a merge costs
+    the size of the attribute maps, not the product of the groups' sizes.
+    """
 
     def __init__(self, mentions: Sequence[Entity]) -> None:
         self.parent = list(range(len(mentions)))
         self.macros = [{m.macro_id} for m in mentions]
-        self.mentions = mentions
+        self.values = [_attribute_values(m) for m in mentions]
+        self.refused: set[tuple[int, int]] = set()  # groups only grow, so a refusal stays one
 
     def find(self, i: int) -> int:
         while self.parent[i] != i:
@@ -69,18 +75,36 @@ class _Groups:
             i = self.parent[i]
         return i
 
+    def _conflict(self, a: int, b: int) -> bool:
+        mine, theirs = self.values[a], self.values[b]
+        return any(len(mine[k] | theirs[k]) > 1 for k in mine.keys() & theirs.keys())
+
     def union(self, i: int, j: int, *, force: bool = False) -> None:
         a, b = self.find(i), self.find(j)
-        if a == b or (not force and self.macros[a] & self.macros[b]):
+        if a == b or (not force and (min(a, b), max(a, b)) in self.refused):
             return
-        if any(_conflict(self.mentions[x], self.mentions[y]) for x in self.members(a) for y in self.members(b)):
-            if not force:
-                return
+        if not force and (self.macros[a] & self.macros[b] or self._conflict(a, b)):
+            self.refused.add((min(a, b), max(a, b)))
+            return
         self.parent[b] = a
         self.macros[a] |= self.macros[b]
+        for key, values in self.values[b].items():
+            self.values[a].setdefault(key, set()).update(values)
 
-    def members(self, root: int) -> list[int]:
-        return [i for i in range(len(self.parent)) if self.find(i) == root]
+
+def _close_pairs(have: Sequence[int], mentions: Sequence[Entity],
+                 vectors: Mapping[str, np.ndarray]) -> Iterator[tuple[int, int]]:
+    """Pairs of mentions of one type whose vectors are very close, in row-major order, a block of
+    rows at a time (a day-long video's similarity matrix would not fit in memory whole)."""
+    matrix = np.stack([np.asarray(vectors[mentions[i].id], dtype=np.float32) for i in have])
+    types = np.array([mentions[i].entity_type.value for i in have])
+    columns = np.arange(len(have))
+    for a0 in range(0, len(have), SIMILARITY_BLOCK):
+        block = matrix[a0:a0 + SIMILARITY_BLOCK] @ matrix.T >= SAME_VECTOR
+        rows = columns[a0:a0 + SIMILARITY_BLOCK]
+        block &= (columns[None, :] > rows[:, None]) & (types[a0:a0 + SIMILARITY_BLOCK, None] == types[None, :])
+        for a, b in np.argwhere(block).tolist():
+            yield have[a0 + a], have[b]
 
 
 def canonicalize(graph: VideoGraph, vectors: Mapping[str, np.ndarray] | None = None) -> list[list[Entity]]:
@@ -101,53 +125,55 @@ def canonicalize(graph: VideoGraph, vectors: Mapping[str, np.ndarray] | None = N
     if vectors:
         have = [i for i, e in enumerate(mentions) if e.id in vectors]
         if len(have) > 1:
-            matrix = np.stack([np.asarray(vectors[mentions[i].id], dtype=np.float32) for i in have])
-            sims = matrix @ matrix.T
-            for a in range(len(have)):
-                for b in range(a + 1, len(have)):
-                    i, j = have[a], have[b]
-                    if sims[a, b] >= SAME_VECTOR and mentions[i].entity_type == mentions[j].entity_type:
-                        groups.union(i, j)
+            for i, j in _close_pairs(have, mentions, vectors):
+                groups.union(i, j)
     found: dict[int, list[Entity]] = defaultdict(list)
     for i, e in enumerate(mentions):
         found[groups.find(i)].append(e)
     return sorted(found.values(), key=lambda g: index[g[0].id])
 
 
-def _appearances(graph: VideoGraph, group: Sequence[Entity]) -> list[dict[str, Any]]:
-    macros = {m.id: m for m in graph.macros}
-    events = {e.id: e for e in graph.events}
-    names = {n.id: n for n in (*graph.entities, *graph.ocr)}
-    ids = {e.id for e in group}
-    roles: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for edge in graph.edges:
-        if edge.category not in (EdgeCategory.ROLE, EdgeCategory.SPATIAL) or edge.label == "IS_SAME_AS":
-            continue
-        for mine, other, direction in ((edge.source, edge.target, "out"), (edge.target, edge.source, "in")):
-            if mine not in ids:
+class _Roles:
+    """The role and spatial edges of every mention of one video, read once per video."""
+
+    def __init__(self, graph: VideoGraph) -> None:
+        self.macros = {m.id: m for m in graph.macros}
+        events = {e.id: e for e in graph.events}
+        names = {n.id: n for n in (*graph.entities, *graph.ocr)}
+        self.by_mention: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for edge in graph.edges:
+            if edge.category not in (EdgeCategory.ROLE, EdgeCategory.SPATIAL) or edge.label == "IS_SAME_AS":
                 continue
-            item: dict[str, Any] = {"label": edge.label, "direction": direction, "node_id": other}
-            node = events.get(other) or names.get(other)
-            if isinstance(node, MicroEvent):
-                item.update(text=clip(node.action or node.description, 140), t_start=node.t_start, t_end=node.t_end)
-            elif node is not None:
-                words = f'"{node.text}"' if hasattr(node, "text") else (node.name or node.description)
-                item["text"] = clip(words, 100)
-            roles[mine].append(item)
-    out = []
-    for e in group:
-        macro = macros[e.macro_id]
-        acts = sorted(roles.get(e.id, []), key=lambda r: (r.get("t_start", macro.t_start), r["label"]))
-        out.append({"mention_id": e.id, "macro_id": macro.id, "macro_label": clip(macro.label, 120),
-                    "super_id": macro.super_id, "t_start": macro.t_start, "t_end": macro.t_end,
-                    "seen_at": e.grounding.primary_time, "description": clip(e.description, 200), "roles": acts})
-    return sorted(out, key=lambda a: (a["t_start"], a["mention_id"]))
+            for mine, other, direction in ((edge.source, edge.target, "out"), (edge.target, edge.source, "in")):
+                if mine not in names:
+                    continue
+                item: dict[str, Any] = {"label": edge.label, "direction": direction, "node_id": other}
+                node = events.get(other) or names.get(other)
+                if isinstance(node, MicroEvent):
+                    item.update(text=clip(node.action or node.description, 140), t_start=node.t_start,
+                                t_end=node.t_end)
+                elif node is not None:
+                    words = f'"{node.text}"' if hasattr(node, "text") else (node.name or node.description)
+                    item["text"] = clip(words, 100)
+                self.by_mention[mine].append(item)
+
+    def appearances(self, group: Sequence[Entity]) -> list[dict[str, Any]]:
+        out = []
+        for e in group:
+            macro = self.macros[e.macro_id]
+            acts = sorted(self.by_mention.get(e.id, []), key=lambda r: (r.get("t_start", macro.t_start), r["label"]))
+            out.append({"mention_id": e.id, "macro_id": macro.id, "macro_label": clip(macro.label, 120),
+                        "super_id": macro.super_id, "t_start": macro.t_start, "t_end": macro.t_end,
+                        "seen_at": e.grounding.primary_time, "description": clip(e.description, 200),
+                        "roles": acts})
+        return sorted(out, key=lambda a: (a["t_start"], a["mention_id"]))
 
 
 def entity_rows(graphs: Sequence[VideoGraph], vectors: Mapping[str, np.ndarray] | None = None) -> list[dict[str, Any]]:
     """Rows of the lance ``entities`` table (without vectors) for these videos."""
     rows: list[dict[str, Any]] = []
     for graph in graphs:
+        roles = _Roles(graph)
         for n, group in enumerate(canonicalize(graph, vectors), 1):
             first = group[0]
             names = list(dict.fromkeys(x.strip().rstrip(".") for e in group for x in (e.name, e.description)
@@ -155,7 +181,7 @@ def entity_rows(graphs: Sequence[VideoGraph], vectors: Mapping[str, np.ndarray] 
             name = next((e.name for e in group if e.name), None) or (names[0] if names else
                                                                     first.entity_type.value.lower())
             aliases = [a for a in names if _norm(a) != _norm(name)]
-            timeline = _appearances(graph, group)
+            timeline = roles.appearances(group)
             attrs = {k: v for e in group for k, v in e.attributes.items()}
             text = ". ".join(p for p in (name, first.entity_type.value.lower(), "; ".join(aliases[:6]),
                                           ", ".join(f"{k}: {v}" for k, v in attrs.items())) if p)

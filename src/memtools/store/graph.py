@@ -68,6 +68,10 @@ def translate(exc: Exception, doing: str) -> Exception:
     text = str(exc)
     if any(marker in text for marker in LOCK_MARKERS):
         return MemoryBusy("memory is being updated by another process, try again in a few seconds")
+    if "Buffer manager exception" in text or "buffer pool is full" in text:
+        return StoreError(f"the graph database ran out of memory while {doing} (one write needed more than "
+                          "its buffer pool): run `memtools check` on the memory, then write fewer videos at a "
+                          "time (import-captions --batch-size) or free memory and run the command again")
     return StoreError(f"graph store failed while {doing}: {text}")
 
 

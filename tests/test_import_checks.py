@@ -1,0 +1,159 @@
+"""Caption imports never change input silently, read JSON as a stream, and refuse broken files
+before writing anything (issue 9, items 2 and 3)."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import pytest
+
+from memtools.cli import main
+from memtools.errors import ImportFormatError, StoreError
+from memtools.importers.caption_checks import ImportNotes
+from memtools.importers.captions import read_caption_file, read_subtitles
+from memtools.importers.dense_captions import read_dense_captions, scan_dense_captions
+from memtools.store import Memory
+from memtools.store.graph import translate
+
+
+def _import(tmp_path, capsys, *files, extra=()):
+    memory = tmp_path / "m"
+    code = main(["import-captions", *map(str, files), "--memory", str(memory), "--embedder", "test:32", *extra])
+    out = capsys.readouterr()
+    return code, out.out, out.err, memory
+
+
+def _dense(path, videos):
+    path.write_text(json.dumps(videos), encoding="utf-8")
+    return path
+
+
+def test_every_repair_is_counted_with_file_video_and_caption(tmp_path, capsys):
+    source = _dense(tmp_path / "caps.json", {
+        "v_a": {"duration": 20.0, "timestamps": [[-2.0, 3.0], [9.0, 6.0], [4.0, 5.0], [10.0, 33.5]],
+                "sentences": ["starts early", "ends before it starts", "   ", "runs past the end"]},
+        "v_b": {"duration": 50.0, "timestamps": [[1.0, 4.0]], "sentences": ["fine"]},
+    })
+    code, out, _, memory = _import(tmp_path, capsys, source)
+    assert code == 0
+    assert "Imported 2 video(s): 4 captions" in out
+    assert "1 caption(s) started before 0: start set to 0" in out and "video v_a, caption 1" in out
+    assert "1 caption(s) ended before they started: made zero-length" in out and "caption 2)" in out
+    assert "1 empty caption(s) dropped" in out and "caption 3)" in out
+    assert "duration extended" in out and "20 s -> 33.5 s" in out
+    assert "v_b" not in out.split("Changed or left out")[1]
+    with Memory.open(memory) as m:
+        assert m.manifest.videos["v_a"].duration == 33.5
+
+
+def test_nan_and_infinite_times_are_rejected_per_caption_and_the_rest_lands(tmp_path, capsys):
+    source = tmp_path / "caps.json"
+    # Times written as strings read as NaN / infinity; the other captions are imported.
+    source.write_text('{"v_a": {"duration": 20, "timestamps": [["nan", 3], [1, "-inf"], [4, 6]],'
+                      ' "sentences": ["bad start", "bad end", "good"]}}', encoding="utf-8")
+    code, out, _, memory = _import(tmp_path, capsys, source)
+    assert code == 0
+    assert "2 caption(s) rejected: a NaN or infinite time (not imported)" in out
+    assert "video v_a, caption 1" in out and "video v_a, caption 2" in out
+    assert "Imported 1 video(s): 1 captions" in out
+
+
+def test_a_json_nan_literal_names_the_file_and_video_and_writes_nothing(tmp_path, capsys):
+    source = tmp_path / "caps.json"
+    source.write_text('{"v_a": {"duration": 9, "timestamps": [[1, 2]], "sentences": ["ok"]},\n'
+                      ' "v_b": {"duration": 9, "timestamps": [[NaN, 2]], "sentences": ["bad"]}}', encoding="utf-8")
+    code, _, err, memory = _import(tmp_path, capsys, source)
+    assert code == 1
+    assert str(source) in err and "after video 'v_a'" in err and "NaN" in err
+    assert "Traceback" not in err and "pydantic" not in err
+    assert not (memory / "memtools.json").exists()  # refused before the first write
+
+
+def test_a_truncated_json_file_is_refused_before_any_write(tmp_path, capsys):
+    good = tmp_path / "good.json"
+    _dense(good, {"v_a": {"duration": 9, "timestamps": [[1, 2]], "sentences": ["ok"]}})
+    assert _import(tmp_path, capsys, good)[0] == 0
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({f"v{i}": {"duration": 9, "timestamps": [[1, 2]], "sentences": ["x"]}
+                                  for i in range(50)})[:-40], encoding="utf-8")
+    code, _, err, memory = _import(tmp_path, capsys, broken)
+    assert code == 1 and "is not valid JSON" in err and "near byte" in err
+    with Memory.open(memory) as m:
+        assert m.video_ids() == ["v_a"]
+
+
+def _peak_while_reading(source) -> tuple[int, int]:
+    tracemalloc.start()
+    try:
+        count = sum(1 for _ in read_dense_captions(source))
+        return count, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_dense_caption_json_is_read_as_a_stream(tmp_path):
+    def videos(n):
+        return {f"v{i:05d}": {"duration": 100.0, "timestamps": [[k, k + 5.0] for k in range(0, 60, 10)],
+                              "sentences": [f"video {i} does thing number {k} with some words" for k in range(6)]}
+                for i in range(n)}
+
+    small, big = _dense(tmp_path / "small.json", videos(250)), _dense(tmp_path / "big.json", videos(8000))
+    _peak_while_reading(small)  # imports and caches warmed up
+    _, small_peak = _peak_while_reading(small)
+    count, big_peak = _peak_while_reading(big)
+    size = big.stat().st_size
+    assert count == 8000 and size > 3_000_000
+    # Reading 32x more videos holds hardly more memory: one video at a time, never the file.
+    assert big_peak < small_peak + size / 10, f"{big_peak:,} vs {small_peak:,} bytes for a {size:,}-byte file"
+    counts = scan_dense_captions(big)
+    assert (counts.videos, counts.captions) == (8000, 48000)
+
+
+def test_the_database_layout_still_reads(tmp_path):
+    source = _dense(tmp_path / "db.json", {"database": {"v_a": {"duration": 9, "timestamps": [[1, 2]],
+                                                                "sentences": ["ok"]}}})
+    assert [v.video_id for v in read_dense_captions(source)] == ["v_a"]
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", "", '{"v_a": {"timestamps": [[1, 2]]}}',
+                                  '{"v_a": {"timestamps": [[true, 2]], "sentences": ["x"]}}'])
+def test_wrong_layouts_are_one_clear_error(tmp_path, text):
+    source = tmp_path / "x.json"
+    source.write_text(text, encoding="utf-8")
+    with pytest.raises(ImportFormatError, match=str(source).replace("\\", "\\\\")):
+        list(read_dense_captions(source))
+
+
+def test_cp1252_subtitles_decode_with_a_notice_and_encoding_chooses(tmp_path, capsys):
+    srt = tmp_path / "talk.srt"
+    srt.write_bytes("1\n00:00:01,000 --> 00:00:03,000\nCafé crème, naïve résumé\n".encode("cp1252"))
+    notes = ImportNotes()
+    [caption] = read_subtitles(srt, notes=notes)
+    assert caption.text == "Café crème, naïve résumé"
+    assert any("decoded as cp1252" in line for line in notes.render())
+    assert read_subtitles(srt, encoding="latin-1")[0].text == "Café crème, naïve résumé"
+    with pytest.raises(ImportFormatError, match="not valid utf-8.*--encoding"):
+        read_subtitles(srt, encoding="utf-8")
+    with pytest.raises(ImportFormatError, match="unknown encoding 'klingon'"):
+        read_subtitles(srt, encoding="klingon")
+    code, out, _, _ = _import(tmp_path, capsys, srt)
+    assert code == 0 and "decoded as cp1252" in out
+
+
+def test_subtitle_cues_that_end_before_they_start_are_kept_and_counted(tmp_path):
+    srt = tmp_path / "talk.srt"
+    srt.write_text("1\n00:00:05,000 --> 00:00:03,000\nbackwards\n\n2\n00:00:06,000 --> 00:00:07,000\n\n",
+                   encoding="utf-8")
+    notes = ImportNotes()
+    [video] = read_caption_file(srt, notes=notes)
+    assert [(c.start, c.end, c.text) for c in video.captions] == [(5.0, 5.0, "backwards")]
+    assert notes.counts and len(notes.render()) == 2
+
+
+def test_a_full_buffer_pool_is_a_memtools_error_not_kuzus_words():
+    error = translate(RuntimeError("Buffer manager exception: Unable to allocate memory! The buffer pool is full "
+                                   "and no memory could be freed!"), "writing 200 videos")
+    assert isinstance(error, StoreError)
+    assert "ran out of memory while writing 200 videos" in str(error) and "--batch-size" in str(error)
+    assert "Buffer manager" not in str(error)
