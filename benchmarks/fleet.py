@@ -181,19 +181,23 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5, help="simulated model latency per call (s)")
     parser.add_argument("--hours", type=float, default=10.0, help="library size for the search comparison")
     parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--skip-fleet", action="store_true")
+    parser.add_argument("--skip-search", action="store_true")
     parser.add_argument("--skip-costs", action="store_true")
     args = parser.parse_args()
     offline()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         print(f"cores: {os.cpu_count()}\n")
-        print(f"## Fleet build: {args.videos} videos of 60 s, model latency {args.latency:.2f} s per call\n")
-        print(markdown_table(["run", "model calls", "seconds", "speed-up vs serial", "Ray / in-process fleet"],
-                             fleet_rows(work / "fleet", args.videos, args.latency)))
-        shutil.rmtree(work / "fleet", ignore_errors=True)
-        print(f"\n## search_nodes over a {args.hours:g} h library: local disk vs a local S3 server\n")
-        print(markdown_table(["tables", "search", "rows", "p50 ms", "p99 ms", "write s"],
-                             search_rows(work, args.hours, args.queries)))
+        if not args.skip_fleet:
+            print(f"## Fleet build: {args.videos} videos of 60 s, model latency {args.latency:.2f} s per call\n")
+            print(markdown_table(["run", "model calls", "seconds", "speed-up vs serial", "Ray / in-process fleet"],
+                                 fleet_rows(work / "fleet", args.videos, args.latency)))
+            shutil.rmtree(work / "fleet", ignore_errors=True)
+        if not args.skip_search:
+            print(f"\n## search_nodes over a {args.hours:g} h library: local disk vs a local S3 server\n")
+            print(markdown_table(["tables", "search", "rows", "p50 ms", "p99 ms", "write s"],
+                                 search_rows(work, args.hours, args.queries)))
         if not args.skip_costs:
             print("\n## Per-video costs\n")
             print(markdown_table(["step", "volume", "time", "unit"], cost_rows(work)))
