@@ -42,7 +42,7 @@ from memtools.build.segment import Window, clean_window, plan_window
 from memtools.errors import BuildError
 from memtools.perception import VLM
 from memtools.perception.base import run_sync
-from memtools.schema import macro_id, slugify_video_id
+from memtools.schema import VideoGraph, macro_id, slugify_video_id
 from memtools.store import Memory
 from memtools.video import VideoInfo, probe, uniform_times
 
@@ -65,6 +65,13 @@ class _VideoBuild:
                                 max_retries=config.max_retries, usage=report.usage, on_change=progress.refresh)
 
     async def run(self) -> None:
+        graph = await self.perceive()
+        self.progress.begin("index", 1)
+        await asyncio.to_thread(self.memory.write_video, graph)
+        self.progress.finish("index")
+
+    async def perceive(self) -> VideoGraph:
+        """Everything but the write: the assembled graph (keyframe files are already stored)."""
         cfg = self.config
         step = grid_step(cfg, self.info.fps)
         keyframes = stored_keyframes(self.checkpoints, self.memory.path)
@@ -87,15 +94,13 @@ class _VideoBuild:
         keyframes = keyframes if writer is None else writer.stored
         self.progress.finish("keyframes")
         chunk_results, root_result = await self._aggregate(extracted)
-        self.progress.begin("index", 1)
         graph = assemble(self.video_id, self.info, self.source, extracted, chunk_results, root_result, keyframes)
         for item in [*self.windows, *extracted, *chunk_results, *([root_result] if root_result else [])]:
             self.report.issues += item.issues
-        await asyncio.to_thread(self.memory.write_video, graph)
-        self.progress.finish("index")
         self.report.counts = {"super": len(graph.supers), "macro": len(graph.macros),
                               "entity": len(graph.entities), "event": len(graph.events), "ocr": len(graph.ocr),
                               "keyframe": len(graph.keyframes), "edges": len(graph.edges)}
+        return graph
 
     # --- segmentation + extraction ---------------------------------------------------------
 

@@ -7,7 +7,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
+from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory
+from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
 from memtools.errors import BuildError, PerceptionError
 
 EPILOG = """\
@@ -21,6 +22,10 @@ backends:
 Every flag can also come from --config memtools.toml ([build] table) or MEMTOOLS_* environment
 variables (MEMTOOLS_VLM, MEMTOOLS_BASE_URL, MEMTOOLS_API_KEY_ENV, MEMTOOLS_CONCURRENCY, ...).
 An interrupted build resumes where it stopped when the same command runs again.
+
+many videos:
+  memtools build --from-list videos.txt --memory lib/ ...     several videos at once, in this process
+  memtools build --ray --address auto --from-list videos.txt --memory lib/ --tables s3://bucket/lib ...
 """
 
 
@@ -28,9 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("build", help="build a memory from video files with a vision-language model",
                        description="Segment, describe and summarise videos into a hierarchical graph memory.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("videos", nargs="+", type=Path, metavar="VIDEO", help="video files")
+    p.add_argument("videos", nargs="*", type=Path, metavar="VIDEO", help="video files")
     add_memory_arg(p)
     add_embedder_arg(p)
+    add_tables_arg(p)
     model = p.add_argument_group("perception model")
     model.add_argument("--vlm", metavar="SPEC", help="openai:MODEL, local:MODEL or python:MODULE:NAME")
     model.add_argument("--base-url", metavar="URL", help="OpenAI-compatible server (default: OpenAI)")
@@ -45,6 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--video-id", help="id for the video (single video only; default: from the file name)")
     p.add_argument("--fresh", action="store_true", help="ignore checkpoints of earlier runs and start over")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    add_fleet_args(p)
     p.set_defaults(func=run)
 
 
@@ -60,10 +67,14 @@ def run(args: argparse.Namespace) -> int:
         "record": args.record, "embedder": args.embedder, "preset": args.preset, "config": args.config,
         "concurrency": args.concurrency, "window_sec": args.window_sec,
     })
+    if wants_fleet(args):
+        return run_fleet(args, settings, create_memory)
+    if not args.videos:
+        raise BuildError("no videos: name video files, or a list of them with --from-list FILE")
     vlm = vlm_from_settings(settings)
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
     sink = None if args.quiet else TextProgress(sys.stderr)
-    with create_memory(args.memory, settings.embedder) as memory:
+    with create_memory(args.memory, settings.embedder, args.tables) as memory:
         try:
             summary = asyncio.run(abuild_videos(
                 memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,

@@ -78,13 +78,21 @@ def open_memory(path: Path) -> Memory:
     return Memory.open(path)
 
 
-def create_memory(path: Path, embedder_spec: str | None) -> Memory:
+def add_tables_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tables", metavar="URI", default=None,
+                   help="for a new memory: keep its search tables on object storage (s3://BUCKET/PREFIX, gs://, "
+                        "az://; credentials from AWS_* / GOOGLE_* / AZURE_* variables)")
+
+
+def create_memory(path: Path, embedder_spec: str | None, tables: str | None = None) -> Memory:
     """Open a memory for writing, creating it with the chosen embedder when it does not exist."""
     from memtools.embed import embedder_from_spec
-    from memtools.store.manifest import MANIFEST
+    from memtools.store.location import check_same_tables
+    from memtools.store.manifest import MANIFEST, read_manifest
 
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{path} is a file, not a memory folder; pass a folder (a new one is created)")
     if (path / MANIFEST).exists() and embedder_spec is None:
+        check_same_tables(path, read_manifest(path).tables, tables)
         return Memory.open(path)
-    return Memory.create(path, embedder_from_spec(embedder_spec or "default"))
+    return Memory.create(path, embedder_from_spec(embedder_spec or "default"), tables=tables)

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
+from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help=".srt, .vtt or dense-caption .json files")
     add_memory_arg(p)
     add_embedder_arg(p)
+    add_tables_arg(p)
     p.add_argument("--video-id", help="video id for a single subtitle file (default: from its file name)")
     p.add_argument("--title", help="title for a single subtitle file")
     p.add_argument("--encoding", default=None,
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
     graphs = counted(graphs_from_files(args.files, video_id=args.video_id, title=args.title,
                                        encoding=args.encoding, notes=notes))
-    with create_memory(args.memory, args.embedder) as memory, \
+    with create_memory(args.memory, args.embedder, args.tables) as memory, \
             tqdm(total=total_videos, desc="import", unit="video", file=sys.stderr, mininterval=1.0,
                  disable=not sys.stderr.isatty()) as bar:
         def progress(done: int) -> None:

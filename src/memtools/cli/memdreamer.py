@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
+from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,6 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                           "(or one video's folder)")
     add_memory_arg(p)
     add_embedder_arg(p)
+    add_tables_arg(p)
     p.add_argument("--video", action="append", metavar="KEY", dest="videos",
                    help="import only this video key (repeatable; default: every video under DIR)")
     p.add_argument("--dry-run", action="store_true", help="read and report, write nothing")
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from tqdm.auto import tqdm
 
-        with create_memory(args.memory, args.embedder) as memory, \
+        with create_memory(args.memory, args.embedder, args.tables) as memory, \
                 tqdm(desc="import", unit="video", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
             def progress(video) -> None:
                 bar.update(1)

@@ -116,7 +116,8 @@ def quick_problems(path: Path, manifest: Manifest, rows: int | None = None) -> l
         ready = [vid for vid, entry in manifest.videos.items() if entry.status == "ready"]
         problems.append(Problem("graph", f"{GRAPH_FILE} is missing", not ready, restore=_restore(path, ready)))
     rows = expected_rows(manifest) if rows is None else rows
-    if rows and not (path / VECTORS_DIR / NODES_TABLE).is_dir():
+    # tables on object storage: no stat() there; guard_vectors' row count notices lost tables
+    if rows and not manifest.tables and not (path / VECTORS_DIR / NODES_TABLE).is_dir():
         where = f"{VECTORS_DIR}/" if not (path / VECTORS_DIR).is_dir() else f"{VECTORS_DIR}/{NODES_TABLE}"
         problems.append(Problem("vectors", f"{where} is missing ({rows} searchable nodes have no vectors)", True))
     return problems
@@ -188,8 +189,12 @@ def clear_stale_intent(path: Path) -> bool:
 class GuardedIndex(LanceIndex):
     """The lance tables, except that a read never creates ``vectors/`` (a missing folder stays missing)."""
 
+    def __init__(self, path: Path | str, dim: int, memory_path: Path | None = None) -> None:
+        super().__init__(path, dim)
+        self.memory_path = memory_path or Path(path).parent
+
     def nodes(self, create: bool = False):
-        if not create and self._nodes is None and not (self.path / NODES_TABLE).is_dir():
+        if not create and self._nodes is None and not self.remote and not (self.path / NODES_TABLE).is_dir():
             return None
         return super().nodes(create)
 
@@ -197,7 +202,7 @@ class GuardedIndex(LanceIndex):
         try:
             return super().search(*args, **kwargs)
         except StoreError as exc:  # lance failed reading its own files: a tool caller must learn what to do
-            memory = self.path.parent
+            memory = self.memory_path
             raise MemoryDamaged(f"{exc}. The vector table may be damaged; the user should run `memtools check "
                                 f"--memory {memory}` (and `memtools repair --memory {memory}` if it finds damage)"
                                 ) from exc
@@ -247,12 +252,30 @@ def check(memory: Memory) -> Report:
             report.parts["graph"] = "UNREADABLE"
     else:
         report.parts["graph"] = "MISSING"
-    if (path / VECTORS_DIR / NODES_TABLE).is_dir():
+    if manifest.tables:
+        report.parts["tables"] = f"{manifest.tables} (object storage: files are not listed, rows are compared)"
+    if _has_nodes_table(memory, manifest, report):
         _check_vectors(memory, manifest, ready, graph_ids, report)
-    else:
+    elif "vectors" not in report.parts:
         report.parts["vectors"] = "missing" if expected_rows(manifest) else "empty (no searchable nodes yet)"
+        if manifest.tables and expected_rows(manifest):  # on disk, quick_problems said so already
+            report.problems.append(Problem("vectors", f"the nodes table is missing at {manifest.tables} "
+                                           f"({expected_rows(manifest)} searchable nodes have no vectors)", True))
     _check_files(path, manifest, report)
     return report
+
+
+def _has_nodes_table(memory: Memory, manifest: Manifest, report: Report) -> bool:
+    if not manifest.tables:
+        return (memory.path / VECTORS_DIR / NODES_TABLE).is_dir()
+    try:
+        return memory.vectors_unchecked.nodes() is not None
+    except StoreError as exc:  # the bucket cannot be reached: say so, do not call it damage
+        report.parts["vectors"] = f"UNREACHABLE ({_first_line(exc)})"
+        report.problems.append(Problem("vectors", f"the tables at {manifest.tables} cannot be reached: "
+                                       f"{_first_line(exc)}", False,
+                                       restore="check the credentials and endpoint (AWS_* variables) and retry"))
+        return False
 
 
 def _check_graph(memory: Memory, manifest: Manifest, ready: list[str], report: Report) -> dict[str, set[str]]:

@@ -38,6 +38,7 @@ class Manifest(BaseModel):
     schema_version: int = SCHEMA_VERSION
     embedder: EmbedderInfo
     generation: int = 0
+    tables: str | None = None  # lance tables on object storage (s3://...); None: vectors/ in the folder
     created_at: str = Field(default_factory=lambda: now())
     videos: dict[str, VideoEntry] = Field(default_factory=dict)
 

@@ -42,6 +42,7 @@ from memtools.store.manifest import (
 )
 from memtools.store.entities import entity_rows
 from memtools.store.entity_index import EntityIndex
+from memtools.store.location import check_same_tables, check_tables_uri, tables_location
 from memtools.store.outline import Outline
 from memtools.store.payload import index_rows
 from memtools.store import integrity
@@ -70,7 +71,8 @@ class Memory:
         self.write_timeout = write_timeout
         self.idle_release = idle_release
         self._graph: KuzuGraph | None = None
-        self._vectors = integrity.GuardedIndex(self.path / VECTORS_DIR, manifest.embedder.dim)
+        self._vectors = integrity.GuardedIndex(tables_location(self.path, manifest.tables), manifest.embedder.dim,
+                                               self.path)
         self._entities = EntityIndex(self._vectors)
         self._lock = threading.RLock()  # guards the graph handle and serializes writes
         self._manifest_stamp = self._stamp()
@@ -81,16 +83,20 @@ class Memory:
     # --- opening ------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, path: str | os.PathLike, embedder: Embedder, **options) -> Memory:
-        """A new empty memory folder (or open the existing one, checking the embedder)."""
+    def create(cls, path: str | os.PathLike, embedder: Embedder, *, tables: str | None = None, **options) -> Memory:
+        """A new empty memory folder (or open the existing one, checking the embedder).
+        ``tables``: keep the lance tables on object storage (``s3://bucket/prefix``, see
+        ``memtools.store.location``) instead of in ``vectors/``."""
         folder = Path(path)
+        tables = check_tables_uri(tables) if tables else None
         integrity.check_folder(folder, create=True)
         if (folder / MANIFEST).exists():
+            check_same_tables(folder, read_manifest(folder).tables, tables)
             return cls.open(folder, embedder, **options)
         if folder.exists() and any(folder.iterdir()):
             raise ConfigError(f"{folder} exists and is not a memtools memory; choose an empty or new folder")
         folder.mkdir(parents=True, exist_ok=True)
-        manifest = Manifest(embedder=EmbedderInfo(name=embedder.name, dim=embedder.dim))
+        manifest = Manifest(embedder=EmbedderInfo(name=embedder.name, dim=embedder.dim), tables=tables)
         graph = KuzuGraph(folder / GRAPH_FILE, read_only=False)
         try:
             graph.ensure_schema()

@@ -127,7 +127,8 @@ def _rebuild_vectors(memory: Memory, kuzu: KuzuGraph, ready: list[str], damage: 
         try:
             index.restore(None)  # drop the table
         except Exception:  # a damaged table may not even drop: remove its folder
-            shutil.rmtree(index.path / integrity.NODES_TABLE, ignore_errors=True)
+            if not index.remote:
+                shutil.rmtree(index.path / integrity.NODES_TABLE, ignore_errors=True)
         index._nodes = None
         todo, stale = ready, []
     else:

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
+from memtools.store.location import is_remote, storage_options
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +105,9 @@ def where_clause(video_id: str | None = None, kinds: Sequence[str] | None = None
 class LanceIndex:
     """The lance tables of one memory folder."""
 
-    def __init__(self, path: Path, dim: int) -> None:
-        self.path = Path(path)
+    def __init__(self, path: Path | str, dim: int) -> None:
+        self.remote = is_remote(path)  # object storage (memtools.store.location): a URI, not a folder
+        self.path = path if self.remote else Path(path)
         self.dim = dim
         self._connection = None
         self._nodes = None
@@ -122,7 +124,7 @@ class LanceIndex:
             import lancedb
 
             try:
-                self._connection = lancedb.connect(str(self.path))
+                self._connection = lancedb.connect(str(self.path), storage_options=storage_options(self.path) or None)
             except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError
                 raise StoreError(f"cannot open vector store at {self.path}: {exc}") from exc
         return self._connection
