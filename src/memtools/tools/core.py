@@ -19,6 +19,7 @@ from memtools.schema import (
     MicroEvent,
     NodeKind,
     OcrText,
+    Speech,
     SuperEvent,
     kind_of_id,
 )
@@ -48,11 +49,13 @@ from memtools.tools.results import (
 from memtools.tools.entities import EntityTools
 from memtools.tools.search import SearchConfig
 from memtools.tools.searching import TOP_K_MAX, SearchTools, check_as_of
+from memtools.tools.transcript import TranscriptTools
 from memtools.tools.text import brief, hms
 
 LIST_LIMIT, LIST_MAX = 50, 200  # list_videos page size: default, most
 MAX_IDS = 50
 MAX_FRAMES = 16
+SPEECH_PER_MATCH = 3  # utterances search_by_time quotes per macro event
 ALL_LABELS = sorted(set().union(*LABELS.values()) - {"CONTAINS"})
 
 
@@ -83,6 +86,9 @@ def _node_item(node) -> NodeItem:
         detail = "; ".join(b for b in (node.description, who) if b)
         return NodeItem(id=node.id, kind="event", text=node.action or node.description, t_start=node.t_start,
                         t_end=node.t_end, detail=detail if node.action else who)
+    if isinstance(node, Speech):
+        return NodeItem(id=node.id, kind="speech", text=brief(node, 400), t_start=node.t_start, t_end=node.t_end,
+                        detail=node.speaker or "")
     assert isinstance(node, OcrText)
     return NodeItem(id=node.id, kind="ocr", text=f'"{node.text}"', t_start=node.t_start, t_end=node.t_end,
                     detail=node.description)
@@ -93,7 +99,7 @@ def _edge_item(e: EdgeRow) -> EdgeItem:
                     description=e.description, other_text=brief(e.other))
 
 
-class MemoryTools(SearchTools, EntityTools):
+class MemoryTools(SearchTools, EntityTools, TranscriptTools):
     """The tools over one ``Memory``. Thread-safe; every call is short.
 
     Navigation and search tools take an optional ``as_of_sec``: only what had happened by
@@ -262,9 +268,10 @@ class MemoryTools(SearchTools, EntityTools):
         items = [_node_item(n) for n in nodes]
         events = sorted((i for i in items if i.kind == "event"), key=lambda i: (i.t_start or 0, i.id))
         ocr = sorted((i for i in items if i.kind == "ocr"), key=lambda i: (i.t_start or 0, i.id))
+        speech = sorted((i for i in items if i.kind == "speech"), key=lambda i: (i.t_start or 0, i.id))
         return Subgraph(
             macro=_macro_item(macro, getattr(sup, "label", "")),
-            entities=[i for i in items if i.kind == "entity"], events=events, ocr=ocr,
+            entities=[i for i in items if i.kind == "entity"], events=events, ocr=ocr, speech=speech,
             edges=[EdgeItem(source=s, target=t, category=c, label=lab, description=d) for s, t, c, lab, d in edges],
         )
 
@@ -283,8 +290,11 @@ class MemoryTools(SearchTools, EntityTools):
         outline = self._outline(vid)
         macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec
                   and (as_of is None or m.t_end <= as_of)]
+        said = self._said(vid, start_sec, end_sec, as_of) if macros else {}
         return TimeResult(start_sec=start_sec, end_sec=end_sec, matches=[
-            TimeMatch(video_id=m.video_id, macro=_macro_item(m, getattr(outline.by_id.get(m.super_id), "label", "")))
+            TimeMatch(video_id=m.video_id, macro=_macro_item(m, getattr(outline.by_id.get(m.super_id), "label", "")),
+                      speech=[brief(u, 120) for u in said.get(m.id, [])[:SPEECH_PER_MATCH]],
+                      speech_total=len(said.get(m.id, [])))
             for m in macros])
 
     # --- traversal ----------------------------------------------------------------------
