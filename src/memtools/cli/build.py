@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
+from memtools.cli.speech_args import add_speech_args, recognizers
 from memtools.errors import BuildError, PerceptionError
 
 EPILOG = """\
@@ -17,6 +18,12 @@ backends:
   --vlm local:Qwen/Qwen2.5-VL-3B-Instruct                    transformers on your GPU
   --replay answers.jsonl                                      recorded answers (offline)
   --vlm python:mypkg.backends:make_vlm                        any object with async complete(request)
+
+speech (what is said goes into the prompts and the memory):
+  --speech auto                 local faster-whisper if installed and the video has audio (default)
+  --speech local --speech-model /models/whisper-small-ct2 --speech-threads 4
+  --speech openai --speech-base-url http://localhost:8000/v1 --speech-model whisper-1
+  --subtitles talk.srt          use existing SRT/WebVTT subtitles instead of recognising
 
 Every flag can also come from --config memtools.toml ([build] table) or MEMTOOLS_* environment
 variables (MEMTOOLS_VLM, MEMTOOLS_BASE_URL, MEMTOOLS_API_KEY_ENV, MEMTOOLS_CONCURRENCY, ...).
@@ -42,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     tuning.add_argument("--preset", help="build preset: default, short (clips of minutes) or fast")
     tuning.add_argument("--concurrency", type=int, metavar="N", help="model calls in flight (default 4)")
     tuning.add_argument("--window-sec", type=float, metavar="SEC", help="segmentation window tau (default 600)")
+    add_speech_args(p)
     p.add_argument("--video-id", help="id for the video (single video only; default: from the file name)")
     p.add_argument("--fresh", action="store_true", help="ignore checkpoints of earlier runs and start over")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
@@ -62,12 +70,13 @@ def run(args: argparse.Namespace) -> int:
     })
     vlm = vlm_from_settings(settings)
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
+    speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
     sink = None if args.quiet else TextProgress(sys.stderr)
     with create_memory(args.memory, settings.embedder) as memory:
         try:
             summary = asyncio.run(abuild_videos(
                 memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,
-                config=settings.config, sink=sink, fresh=args.fresh, infos=infos,
+                config=settings.config, sink=sink, fresh=args.fresh, infos=infos, speech=speech,
             ))
         except PerceptionError as exc:
             raise PerceptionError(f"{exc}\nFinished steps are checkpointed: run the same command again to resume."

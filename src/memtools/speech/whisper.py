@@ -13,6 +13,7 @@ temperature 0, so the same audio gives the same transcript.
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from pathlib import Path
 
@@ -35,13 +36,14 @@ def default_model_path() -> Path | None:
     return folder if (folder / "model.bin").is_file() else None
 
 
+def installed() -> bool:
+    """Whether faster-whisper is installed."""
+    return importlib.util.find_spec("faster_whisper") is not None
+
+
 def available() -> bool:
-    """Whether local recognition can run here: faster-whisper and a default model installed."""
-    try:
-        import faster_whisper  # noqa: F401
-    except ImportError:
-        return False
-    return default_model_path() is not None
+    """Whether local recognition can run here without a download: faster-whisper and a default model."""
+    return installed() and default_model_path() is not None
 
 
 class WhisperRecognizer:
@@ -51,7 +53,7 @@ class WhisperRecognizer:
 
     def __init__(self, model: str | Path | None = None, *, cpu_threads: int = 2, compute_type: str = "int8",
                  device: str = "cpu", language: str | None = "en", beam_size: int = 1,
-                 word_timestamps: bool = False, vad_filter: bool = False) -> None:
+                 word_timestamps: bool = False, vad_filter: bool = True) -> None:
         if model is None:
             model = default_model_path()
             if model is None:

@@ -25,15 +25,19 @@ SAMPLE_RATE = 16_000
 
 @dataclass(frozen=True)
 class AudioChunk:
-    """``samples`` (mono float32 at ``sample_rate``) starting ``t_start`` seconds into the video."""
+    """``samples`` (mono float32 at ``sample_rate``) starting ``t_start`` seconds into the video.
+
+    ``span`` overrides the length the samples give: a stretch of time without samples, for
+    recognisers that need no audio (subtitles)."""
 
     t_start: float
     samples: np.ndarray
     sample_rate: int = SAMPLE_RATE
+    span: float | None = None
 
     @property
     def duration(self) -> float:
-        return len(self.samples) / self.sample_rate
+        return self.span if self.span is not None else len(self.samples) / self.sample_rate
 
     @property
     def t_end(self) -> float:
@@ -123,7 +127,6 @@ class _Buffer:
         self.first, self.last, self.chunk_len = first, last, chunk_len
         self.position: int | None = None
         self.parts: list[np.ndarray] = []
-        self.held = 0
         self.done = False
 
     @property
@@ -132,7 +135,6 @@ class _Buffer:
 
     def add(self, samples: np.ndarray) -> None:
         self.parts.append(samples.astype(np.float32, copy=False))
-        self.held += len(samples)
 
     def _take(self, whole_only: bool) -> Iterator[AudioChunk]:
         data = np.concatenate(self.parts) if len(self.parts) > 1 else (self.parts[0] if self.parts else
@@ -153,7 +155,7 @@ class _Buffer:
                 self.done = True
                 break
         rest = data[i:] if i < len(data) else np.empty(0, np.float32)
-        self.parts, self.held, self.position = [rest], len(rest), pos + min(i, len(data))
+        self.parts, self.position = [rest], pos + min(i, len(data))
 
     def full_chunks(self) -> Iterator[AudioChunk]:
         """Every whole chunk held (a chunk cut short by ``last`` counts as whole)."""
