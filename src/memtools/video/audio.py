@@ -127,6 +127,7 @@ class _Buffer:
         self.first, self.last, self.chunk_len = first, last, chunk_len
         self.position: int | None = None
         self.parts: list[np.ndarray] = []
+        self.held = 0
         self.done = False
 
     @property
@@ -135,6 +136,7 @@ class _Buffer:
 
     def add(self, samples: np.ndarray) -> None:
         self.parts.append(samples.astype(np.float32, copy=False))
+        self.held += len(samples)
 
     def _take(self, whole_only: bool) -> Iterator[AudioChunk]:
         data = np.concatenate(self.parts) if len(self.parts) > 1 else (self.parts[0] if self.parts else
@@ -155,11 +157,16 @@ class _Buffer:
                 self.done = True
                 break
         rest = data[i:] if i < len(data) else np.empty(0, np.float32)
-        self.parts, self.position = [rest], pos + min(i, len(data))
+        self.parts, self.held, self.position = [rest], len(rest), pos + min(i, len(data))
 
     def full_chunks(self) -> Iterator[AudioChunk]:
         """Every whole chunk held (a chunk cut short by ``last`` counts as whole)."""
-        yield from self._take(True)
+        pos = self.position or 0
+        needed = max(0, self.first - pos) + self.chunk_len
+        if self.last is not None:
+            needed = min(needed, self.last - pos)
+        if self.held >= needed:  # joining the parts only when a chunk is complete keeps decoding linear
+            yield from self._take(True)
 
     def rest(self) -> Iterator[AudioChunk]:
         """What is left at the end of the track."""
