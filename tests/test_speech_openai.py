@@ -6,6 +6,7 @@ import httpx
 import numpy as np
 import pytest
 import respx
+from test_perception_openai import Sleeps
 
 from memtools.errors import SpeechError
 from memtools.perception import RetryPolicy
@@ -20,14 +21,6 @@ VERBOSE = {"task": "transcribe", "language": "english", "duration": 3.0, "text":
                         {"id": 1, "start": 1.5, "end": 2.9, "text": " The boxes fall.", "speaker": "SPEAKER_1",
                          "words": [{"word": " The", "start": 1.5, "end": 1.7}, {"word": " boxes", "start": 1.7,
                                                                                 "end": 2.2}]}]}
-
-
-class Sleeps:
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 @pytest.fixture

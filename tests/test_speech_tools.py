@@ -3,11 +3,10 @@ get_subgraph, search_by_time, search_nodes and get_relations, rendered against g
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
+from test_tools_golden import assert_golden
 
 from memtools.embed.testing import TestEmbedder
 from memtools.errors import ToolError
@@ -16,9 +15,6 @@ from memtools.store import Memory
 from memtools.testing import kitchen_graph, with_speech
 from memtools.tools import TOOL_SPECS, MemoryTools
 from memtools.tools.transcript import TRANSCRIPT_LINES
-
-GOLDEN = Path(__file__).parent / "golden"
-
 
 @pytest.fixture(scope="module")
 def tools(tmp_path_factory):
@@ -56,11 +52,7 @@ CALLS = {
 
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_speech_renders_match_golden(tools, name):
-    text = CALLS[name](tools).render() + "\n"
-    path = GOLDEN / f"{name}.txt"
-    if os.environ.get("MEMTOOLS_UPDATE_GOLDEN") or not path.exists():
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8")
+    assert_golden(name, CALLS[name](tools).render())
 
 
 def test_a_long_transcript_comes_in_pages_and_the_named_call_gets_the_rest(tools):

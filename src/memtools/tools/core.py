@@ -140,6 +140,19 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools):
         if start < 0 or end <= start:
             raise ToolError(msg.BAD_WINDOW.format(start=start, end=end))
 
+    def _time_window(self, start_sec: float, end_sec: float, video_id: str | None,
+                     as_of_sec: float | None) -> tuple[str, float | None]:
+        """The video id and as-of time of a window call, once the window is checked against both."""
+        as_of = check_as_of(as_of_sec)
+        self._check_window(start_sec, end_sec)
+        if as_of is not None and start_sec > as_of:
+            raise ToolError(msg.WINDOW_AFTER_AS_OF.format(start=hms(start_sec), as_of=hms(as_of)))
+        vid = self._video_id(video_id)
+        duration = self.memory.manifest.videos[vid].duration
+        if duration and start_sec > duration:
+            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(duration)))
+        return vid, as_of
+
     # --- navigation ---------------------------------------------------------------------
 
     def list_videos(self, offset: int = 0, limit: int = LIST_LIMIT, query: str | None = None) -> VideoList:
@@ -279,14 +292,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools):
 
     def search_by_time(self, start_sec: float, end_sec: float, video_id: str | None = None,
                        as_of_sec: float | None = None) -> TimeResult:
-        as_of = check_as_of(as_of_sec)
-        self._check_window(start_sec, end_sec)
-        if as_of is not None and start_sec > as_of:
-            raise ToolError(msg.WINDOW_AFTER_AS_OF.format(start=hms(start_sec), as_of=hms(as_of)))
-        vid = self._video_id(video_id)
-        duration = self.memory.manifest.videos[vid].duration
-        if duration and start_sec > duration:
-            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(duration)))
+        vid, as_of = self._time_window(start_sec, end_sec, video_id, as_of_sec)
         outline = self._outline(vid)
         macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec
                   and (as_of is None or m.t_end <= as_of)]

@@ -10,11 +10,8 @@ from collections import defaultdict
 
 from pydantic import BaseModel
 
-from memtools.errors import MemoryBusy, ToolBusy, ToolError
 from memtools.schema import Speech
-from memtools.tools import messages as msg
 from memtools.tools.results import _Result
-from memtools.tools.searching import check_as_of
 from memtools.tools.text import clip, hms, span
 
 TRANSCRIPT_LINES = 40  # utterances per page
@@ -73,19 +70,9 @@ class TranscriptTools:
     def get_transcript(self, video_id: str | None, start_sec: float, end_sec: float,
                        as_of_sec: float | None = None) -> Transcript:
         """What was said between ``start_sec`` and ``end_sec`` (utterances overlapping the window), bounded."""
-        as_of = check_as_of(as_of_sec)
-        self._check_window(start_sec, end_sec)
-        if as_of is not None and start_sec > as_of:
-            raise ToolError(msg.WINDOW_AFTER_AS_OF.format(start=hms(start_sec), as_of=hms(as_of)))
-        vid = self._video_id(video_id)
-        duration = self.memory.manifest.videos[vid].duration
-        if duration and start_sec > duration:
-            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(duration)))
-        try:
-            with self._reading() as g:
-                found = g.speech(vid, start_sec, end_sec, as_of=as_of, limit=TRANSCRIPT_LINES + 1)
-        except MemoryBusy as exc:  # pragma: no cover - _reading translates it already
-            raise ToolBusy(msg.BUSY) from exc
+        vid, as_of = self._time_window(start_sec, end_sec, video_id, as_of_sec)
+        with self._reading() as g:
+            found = g.speech(vid, start_sec, end_sec, as_of=as_of, limit=TRANSCRIPT_LINES + 1)
         # a page continues at the next utterance's start (the store keeps utterances that end after it)
         lines: list[Line] = []
         used = 0
