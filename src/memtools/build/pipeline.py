@@ -73,7 +73,7 @@ class _VideoBuild:
         cfg = self.config
         if self.speech is not None:
             self.progress.begin("speech")
-            self.transcript = await transcribe(self.speech, self.source, self.info.duration, self.checkpoints,
+            self.transcript = await transcribe(self.speech, self.source, self.checkpoints,
                                                on_chunk=lambda i, reused: self.progress.advance("speech"))
             self.progress.finish("speech")
         step = grid_step(cfg, self.info.fps)

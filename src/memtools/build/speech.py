@@ -1,6 +1,6 @@
 """The speech stage of a build: the video's audio -> time-stamped utterances, chunk by chunk.
 
-    transcript = await transcribe(recognizer, "talk.mp4", duration, checkpoints)
+    transcript = await transcribe(recognizer, Path("talk.mp4"), checkpoints)
 
 The audio is decoded once, streaming, in chunks of ``CHUNK_SEC`` seconds; each chunk's
 utterances are checkpointed as ``speech/chunk_0003`` before the next chunk is recognised, so
@@ -34,7 +34,7 @@ def _name(index: int) -> str:
     return f"{STAGE}/chunk_{index:04d}"
 
 
-async def transcribe(recognizer: Recognizer, source: Path, duration: float, checkpoints: Checkpoints, *,
+async def transcribe(recognizer: Recognizer, source: Path, checkpoints: Checkpoints, *,
                      chunk_sec: float = CHUNK_SEC,
                      on_chunk: Callable[[int, bool], None] | None = None) -> list[Utterance]:
     """Every utterance of the video in time order; ``on_chunk(index, reused)`` after each chunk."""
@@ -43,13 +43,13 @@ async def transcribe(recognizer: Recognizer, source: Path, duration: float, chec
         return await _recognise_all(recognizer, iter(chunks), checkpoints, on_chunk)
     if not await asyncio.to_thread(has_audio, source):
         return []
-    done = _finished(checkpoints, math.ceil(duration / chunk_sec) + 1)
+    done = _finished(checkpoints)
     if done is not None:  # every chunk is checkpointed: no need to decode at all
         return done
     return await _recognise_all(recognizer, iter_audio(source, chunk_sec=chunk_sec), checkpoints, on_chunk)
 
 
-def _finished(checkpoints: Checkpoints, most: int) -> list[Utterance] | None:
+def _finished(checkpoints: Checkpoints) -> list[Utterance] | None:
     """All utterances when the stage finished before (``speech/done`` saved), else None."""
     done = checkpoints.load(f"{STAGE}/done")
     if done is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
 from memtools.cli.speech_args import add_speech_args, recognizers
-from memtools.errors import BuildError, PerceptionError
+from memtools.errors import BuildError, PerceptionError, SpeechError
 
 EPILOG = """\
 backends:
@@ -78,9 +78,9 @@ def run(args: argparse.Namespace) -> int:
                 memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,
                 config=settings.config, sink=sink, fresh=args.fresh, infos=infos, speech=speech,
             ))
-        except PerceptionError as exc:
-            raise PerceptionError(f"{exc}\nFinished steps are checkpointed: run the same command again to resume."
-                                  ) from exc
+        except (PerceptionError, SpeechError) as exc:
+            raise type(exc)(f"{exc}\nFinished steps are checkpointed: run the same command again to resume."
+                            ) from exc
         reports = [str(memory.work_dir(v.video_id) / "report.json") for v in summary.videos if not v.skipped]
         print(summary.render(str(args.memory), reports))
     return 0
