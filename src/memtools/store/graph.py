@@ -100,6 +100,9 @@ class KuzuGraph:
             self._present = {row[0] for row in self._run("CALL show_tables() RETURN name")}
         return [t for t in TABLES.values() if t.name in self._present]
 
+    def _has_speech(self) -> bool:
+        return any(t.kind is NodeKind.SPEECH for t in self._tables())
+
     def close(self) -> None:
         conn, db = getattr(self, "_conn", None), getattr(self, "_db", None)
         self._conn = self._db = None
@@ -185,9 +188,8 @@ class KuzuGraph:
             if kind is not None:
                 by_kind[kind].append(node_id)
         found: dict[str, Node] = {}
-        present = {t.kind for t in self._tables()}
         for kind, ids in by_kind.items():
-            if kind not in present:
+            if kind is NodeKind.SPEECH and not self._has_speech():
                 continue
             table = TABLES[kind].name
             ids = list(dict.fromkeys(ids))
@@ -254,7 +256,7 @@ class KuzuGraph:
     def speech(self, video_id: str, start: float, end: float, *, as_of: float | None = None,
                limit: int = 1000) -> list[Speech]:
         """Utterances of a video that overlap ``[start, end]`` (ending after ``start``) (and had ended by ``as_of``), in time order."""
-        if "Speech" not in {t.name for t in self._tables()}:
+        if not self._has_speech():
             return []
         rows = self._run(
             "MATCH (u:Speech) WHERE u.video_id = $vid AND (u.t_end > $s OR u.t_start >= $s) AND u.t_start <= $e"
