@@ -13,6 +13,9 @@ The scenes, 320x180 at 5 fps:
     2:10-3:00  NIGHT STREET a yellow car drives past an "EXIT 12" road sign; the street
                             lamp goes out
 
+The narrator's voice (``sample/narration.opus``, spoken once with espeak-ng by
+``sample/make_narration.py``) is muxed in as an Opus track, packets copied unchanged.
+
 The file is deterministic and lossless (FFV1 in an MP4 container, no anti-aliased drawing),
 so every machine decodes exactly the same pixels and the recorded perception answers in
 ``examples/sample/responses.jsonl`` (keyed by a hash of the request, frames included)
@@ -35,6 +38,7 @@ DURATION = 180
 FONT = cv2.FONT_HERSHEY_SIMPLEX
 LINE = cv2.LINE_8  # no anti-aliasing: identical pixels on every OpenCV build
 DEFAULT_OUT = Path(__file__).resolve().parent / "sample" / "sample.mp4"
+NARRATION = Path(__file__).resolve().parent / "sample" / "narration.opus"  # see sample/make_narration.py
 
 
 def _lerp(a: float, b: float, t0: float, t1: float, t: float) -> float:
@@ -164,10 +168,37 @@ def frame_at(t: float) -> np.ndarray:
     return SCENES[-1][2](t)
 
 
-def make_sample_video(path: str | Path = DEFAULT_OUT, *, fps: int = FPS, duration: int = DURATION) -> Path:
-    """Write the sample video (lossless FFV1 in MP4) and return its path."""
+def make_sample_video(path: str | Path = DEFAULT_OUT, *, fps: int = FPS, duration: int = DURATION,
+                      narration: Path | None = NARRATION) -> Path:
+    """Write the sample video (lossless FFV1 in MP4, with the narrator's Opus track) and return its path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    silent = path.with_name(f".{path.stem}.silent{path.suffix}") if narration else path
+    _write_frames(silent, fps, duration)
+    if narration:
+        try:
+            mux_audio(silent, narration, path)
+        finally:
+            silent.unlink(missing_ok=True)
+    return path
+
+
+def mux_audio(video: Path, audio: Path, out: Path) -> None:
+    """``video``'s stream and ``audio``'s first track, copied packet by packet (nothing re-encoded) into ``out``."""
+    import av
+
+    with av.open(str(video)) as vin, av.open(str(audio)) as ain, av.open(str(out), "w", format="mp4") as dst:
+        vstream = dst.add_stream_from_template(vin.streams.video[0])
+        astream = dst.add_stream_from_template(ain.streams.audio[0])
+        for src, stream in ((vin, vstream), (ain, astream)):
+            for packet in src.demux(src.streams[0]):
+                if packet.dts is None:
+                    continue
+                packet.stream = stream
+                dst.mux(packet)
+
+
+def _write_frames(path: Path, fps: int, duration: int) -> None:
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"FFV1"), fps, (WIDTH, HEIGHT))
     if not writer.isOpened():
         raise RuntimeError(f"OpenCV cannot write FFV1 video to {path}; install opencv-python-headless >= 4.9")
@@ -176,7 +207,6 @@ def make_sample_video(path: str | Path = DEFAULT_OUT, *, fps: int = FPS, duratio
             writer.write(frame_at(i / fps))
     finally:
         writer.release()
-    return path
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # memtools quickstart, offline: make the sample video, build its memory from recorded model
-# answers, then look around with the tools an agent gets.
+# answers (the narrator's speech is recognised for real by faster-whisper tiny.en), then look
+# around with the tools an agent gets.
 #
 #   bash examples/quickstart.sh [MEMORY_DIR]        (default: sample-memory)
 #
@@ -22,6 +23,12 @@ memtools tool get_subgraph --memory "$MEMORY" --macro-id sample/macro_0002
 echo
 echo '$ memtools tool search_nodes --query "why did the boxes fall"'
 memtools tool search_nodes --memory "$MEMORY" --query "why did the boxes fall" --top-k 3
+echo
+echo '$ memtools tool search_nodes --query "what did the narrator say about the boxes?" --node-types speech'
+memtools tool search_nodes --memory "$MEMORY" --query "what did the narrator say about the boxes?" --node-types speech --top-k 2
+echo
+echo '$ memtools tool get_transcript --start-sec 80 --end-sec 130'
+memtools tool get_transcript --memory "$MEMORY" --start-sec 80 --end-sec 130
 echo
 echo '$ memtools tool get_entity_timeline --name ball'
 memtools tool get_entity_timeline --memory "$MEMORY" --name ball

@@ -37,7 +37,7 @@ def dump_memory(path: Path) -> str:
                     out.append(tools.get_relations(macro.id).render())
                     sub = tools.get_subgraph(macro.id)
                     out.append(sub.render())
-                    for node in [*sub.entities, *sub.events, *sub.ocr]:
+                    for node in [*sub.entities, *sub.events, *sub.ocr, *sub.speech]:
                         out.append(tools.get_relations(node.id).render())
             frames = tools.inspect_frames(vid, 0, video.duration, max_frames=16)
             out.append(repr([(f.t, f.keyframe_id, f.path) for f in frames.frames]))

@@ -40,6 +40,7 @@ VALID_CALLS: dict[str, dict] = {
     "search_entities": {"query": "cook", "top_k": 3},
     "get_entity_timeline": {"name": "cook", "video_id": "kitchen"},
     "search_by_time": {"start_sec": 130, "end_sec": 250, "video_id": "kitchen"},
+    "get_transcript": {"video_id": "kitchen", "start_sec": 0, "end_sec": 120},
     "get_relations": {"node_id": "kitchen/macro_0001"},
     "inspect_frames": {"video_id": "kitchen", "start_sec": 100, "end_sec": 200, "max_frames": 3},
 }

@@ -12,6 +12,7 @@ from pathlib import Path
 from memtools.build import BuildConfig, build_video
 from memtools.embed import TestEmbedder
 from memtools.perception import ReplayVLM
+from memtools.speech.whisper import WhisperRecognizer
 from memtools.schema import (
     Edge,
     EdgeCategory,
@@ -52,7 +53,8 @@ def build_sample(folder: Path) -> Path:
     spec.loader.exec_module(module)
     video = module.make_sample_video(folder / "sample.mp4")
     with Memory.create(folder / "memory", TestEmbedder(64)) as memory:
-        build_video(memory, ReplayVLM(EXAMPLES / "sample" / "responses.jsonl"), video, config=BuildConfig.default())
+        build_video(memory, ReplayVLM(EXAMPLES / "sample" / "responses.jsonl"), video, config=BuildConfig.default(),
+                    speech=WhisperRecognizer())  # the sample's narrator, as the recording was made
     return folder / "memory"
 
 

@@ -31,7 +31,7 @@ from memtools.importers.memdreamer import (
 )
 from memtools.importers.memdreamer_export import export_memdreamer
 from memtools.store import Memory
-from memtools.testing import kitchen_graph
+from memtools.testing import kitchen_graph, with_speech
 from memtools.tools import MemoryTools
 
 LECTURE = "Lecture Hall (2)"
@@ -194,6 +194,16 @@ def test_export_then_read_gives_the_same_graph(tmp_path):
         assert getattr(graph, part) == getattr(original, part), part
     key = lambda e: (e.source, e.target, e.label)  # noqa: E731
     assert sorted(graph.edges, key=key) == sorted(original.edges, key=key)
+
+
+def test_speech_survives_the_round_trip(tmp_path):
+    original = with_speech(kitchen_graph())
+    export_memdreamer(original, tmp_path)
+    graph = read_memdreamer(tmp_path).graphs[0]
+    assert graph.speech == original.speech and len(graph.speech) == 5
+    key = lambda e: (e.source, e.target, e.label)  # noqa: E731
+    assert sorted(graph.edges, key=key) == sorted(original.edges, key=key)
+    assert {e.label for e in graph.edges if e.category.value == "speech"} == {"SAYS", "ABOUT"}
 
 
 def test_exported_hierarchy_follows_the_reference_rules(tmp_path):

@@ -20,7 +20,8 @@ def test_top_level_exports():
 def test_tool_catalogue():
     assert list(memtools.TOOL_SPECS) == [
         "list_videos", "get_summary", "get_super_events", "get_macro_events", "get_subgraph", "search_nodes",
-        "search_graph", "search_entities", "get_entity_timeline", "search_by_time", "get_relations", "inspect_frames"]
+        "search_graph", "search_entities", "get_entity_timeline", "search_by_time", "get_transcript", "get_relations",
+        "inspect_frames"]
     for spec in memtools.TOOL_SPECS.values():
         assert callable(getattr(memtools.MemoryTools, spec.name))
 
@@ -29,7 +30,7 @@ def test_error_tree():
     assert set(memtools.errors.__all__) == {
         "BuildError", "ConfigError", "EmbeddingError", "ImportFormatError", "IncompatibleMemory", "MemoryBusy",
         "MemoryDamaged",
-        "MemoryError_", "MemoryNotFound", "MemtoolsError", "PerceptionError", "StoreError", "ToolError",
+        "MemoryError_", "MemoryNotFound", "MemtoolsError", "PerceptionError", "SpeechError", "StoreError", "ToolError",
         "VideoError", "ToolBusy", "ToolErrorKind", "ToolNotFound"}
     assert not issubclass(memtools.ToolError, memtools.MemtoolsError)
     assert issubclass(memtools.errors.ToolBusy, memtools.ToolError)

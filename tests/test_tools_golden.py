@@ -40,7 +40,12 @@ CALLS = {
 
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_rendered_output_matches_golden(kitchen_tools, name):
-    text = CALLS[name](kitchen_tools).render() + "\n"
+    assert_golden(name, CALLS[name](kitchen_tools).render())
+
+
+def assert_golden(name: str, rendered: str) -> None:
+    """``rendered`` equals ``golden/<name>.txt`` (written when missing or MEMTOOLS_UPDATE_GOLDEN is set)."""
+    text = rendered + "\n"
     path = GOLDEN / f"{name}.txt"
     if os.environ.get("MEMTOOLS_UPDATE_GOLDEN") or not path.exists():
         path.write_text(text, encoding="utf-8")

@@ -8,8 +8,12 @@ three construction prompts for ``sample.mp4`` (one segmentation window, four cli
 aggregation); one of them comes wrapped in a markdown fence with a loosely written label and
 an edge to an id that does not exist, as real models do, so the sample also shows the repairs.
 This script runs the real pipeline with those answers behind ``RecordingVLM``, which stores
-each one under the hash of the request that asked for it (prompt + frames). Run it again
-whenever a prompt, the sample video or the default ``BuildConfig`` changes.
+each one under the hash of the request that asked for it (prompt + frames). The sample has a
+narrator, so the build recognises speech with faster-whisper tiny.en (``memtools[speech]``),
+exactly as ``memtools build`` does by default, and the prompts carry the transcript; the
+warehouse answer links the narrator's sentences (``u1``, ``u2``, ...) to what they are ABOUT.
+Run it again whenever a prompt, the sample video, the narration or the default
+``BuildConfig`` changes.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from memtools.build import BuildConfig, build_video
 from memtools.build.prompts import AGGREGATE_SYSTEM, EXTRACT_SYSTEM, SEGMENT_SYSTEM
 from memtools.embed import TestEmbedder
 from memtools.perception import FunctionVLM, PerceptionRequest, RecordingVLM
+from memtools.speech.whisper import WhisperRecognizer
 from memtools.store import Memory
 
 HERE = Path(__file__).resolve().parent
@@ -191,6 +196,10 @@ WAREHOUSE = {
         _edge("boxes", "floor", "located on", "The stack stands on the floor."),
         _edge("worker", "forklift", "NEXT_TO", "The worker stands by a forklift."),
         _edge("sign", "wh", "ANNOTATES", "The sign names the warehouse."),
+        _edge("u1", "ball", "ABOUT", "The narrator points at the red ball."),
+        _edge("u2", "hit", "ABOUT", "The narrator describes the ball hitting the boxes."),
+        _edge("u2", "boxes", "ABOUT", "The narrator says the boxes fall over."),
+        _edge("u3", "worker", "ABOUT", "The narrator describes the worker looking at the boxes."),
     ],
 }
 
@@ -294,7 +303,7 @@ def main() -> int:
     RESPONSES.unlink(missing_ok=True)
     vlm = RecordingVLM(FunctionVLM(answer, model_name="hand-written"), RESPONSES)
     with tempfile.TemporaryDirectory() as tmp, Memory.create(Path(tmp) / "memory", TestEmbedder(64)) as memory:
-        report = build_video(memory, vlm, VIDEO, config=BuildConfig.default())
+        report = build_video(memory, vlm, VIDEO, config=BuildConfig.default(), speech=WhisperRecognizer())
     print(f"recorded {vlm.usage.calls} answers in {RESPONSES}; {len(report.issues)} repairs in the sample build")
     return 0
 

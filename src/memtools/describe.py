@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtools.schema import Entity, Keyframe, MacroEvent, MicroEvent, Node, OcrText, SuperEvent, Video
+from memtools.schema import Entity, Keyframe, MacroEvent, MicroEvent, Node, OcrText, Speech, SuperEvent, Video
 
 
 def hms(seconds: float) -> str:
@@ -24,6 +24,8 @@ def brief(node: Node, limit: int = 80) -> str:
         text = node.action or node.description
     elif isinstance(node, OcrText):
         text = f'"{node.text}"'
+    elif isinstance(node, Speech):
+        text = f'{node.speaker + ": " if node.speaker else ""}“{node.text}”'
     elif isinstance(node, (MacroEvent, SuperEvent)):
         text = node.label
     elif isinstance(node, Video):
@@ -43,6 +45,8 @@ def hit_text(node: Node) -> str:
         parts = [f"{node.entity_type.value} {node.name}" if node.name else node.entity_type.value, node.description]
     elif isinstance(node, OcrText):
         parts = [f'"{node.text}"', node.description]
+    elif isinstance(node, Speech):
+        parts = [f"said{' by ' + node.speaker if node.speaker else ''}: “{node.text}”"]
     elif isinstance(node, MacroEvent):
         parts = [node.label, node.summary]
     elif isinstance(node, Video):

@@ -14,6 +14,7 @@ Two audiences react to errors, so there are two branches:
     ├── VideoError                 unreadable, corrupt, empty or non-video file
     ├── PerceptionError            a vision-language model backend failed for good
     ├── EmbeddingError             an embedder failed
+    ├── SpeechError                a speech recogniser failed for good (model, server)
     └── BuildError                 the construction pipeline could not finish
 
     ToolError                      model-facing: written for an LLM to read and act on
@@ -80,6 +81,10 @@ class EmbeddingError(MemtoolsError):
     """An embedder failed."""
 
 
+class SpeechError(MemtoolsError):
+    """A speech recogniser failed: a model that cannot load, a server that keeps failing."""
+
+
 class BuildError(MemtoolsError):
     """The construction pipeline could not finish."""
 
@@ -127,6 +132,7 @@ __all__ = [
     "MemoryNotFound",
     "MemtoolsError",
     "PerceptionError",
+    "SpeechError",
     "StoreError",
     "ToolBusy",
     "ToolError",

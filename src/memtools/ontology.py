@@ -26,6 +26,7 @@ class NodeKind(str, Enum):
     ENTITY = "entity"
     EVENT = "event"
     OCR = "ocr"
+    SPEECH = "speech"
     KEYFRAME = "keyframe"
 
 
@@ -37,6 +38,7 @@ class EdgeCategory(str, Enum):
     MACRO_CAUSAL = "macro_causal"
     PROGRESSION = "progression"
     GROUNDING = "grounding"
+    SPEECH = "speech"
 
 
 class SpatialLabel(str, Enum):
@@ -64,6 +66,11 @@ class TemporalLabel(str, Enum):
     SUBEVENT_OF = "SUBEVENT_OF"
 
 
+class SpeechLabel(str, Enum):
+    SAYS = "SAYS"  # entity -> utterance: who speaks
+    ABOUT = "ABOUT"  # utterance -> entity or micro-event: what is talked about
+
+
 class MacroCausalLabel(str, Enum):
     CAUSES = "CAUSES"
     PREVENTS = "PREVENTS"
@@ -85,10 +92,11 @@ LABELS: dict[EdgeCategory, frozenset[str]] = {
     EdgeCategory.MACRO_CAUSAL: frozenset(m.value for m in MacroCausalLabel),
     EdgeCategory.PROGRESSION: frozenset(m.value for m in ProgressionLabel),
     EdgeCategory.GROUNDING: frozenset({"DEPICTS"}),
+    EdgeCategory.SPEECH: frozenset(m.value for m in SpeechLabel),
 }
 
 # Which endpoint kinds each category joins (source kinds, target kinds).
-_SUBGRAPH = {NodeKind.ENTITY, NodeKind.EVENT, NodeKind.OCR}
+_SUBGRAPH = {NodeKind.ENTITY, NodeKind.EVENT, NodeKind.OCR, NodeKind.SPEECH}
 ENDPOINTS: dict[EdgeCategory, tuple[set[NodeKind], set[NodeKind]]] = {
     EdgeCategory.HIERARCHY: (
         {NodeKind.VIDEO, NodeKind.SUPER, NodeKind.MACRO},
@@ -101,14 +109,27 @@ ENDPOINTS: dict[EdgeCategory, tuple[set[NodeKind], set[NodeKind]]] = {
     EdgeCategory.MACRO_CAUSAL: ({NodeKind.MACRO}, {NodeKind.MACRO}),
     EdgeCategory.PROGRESSION: ({NodeKind.SUPER}, {NodeKind.SUPER}),
     EdgeCategory.GROUNDING: ({NodeKind.KEYFRAME}, {NodeKind.MACRO, NodeKind.ENTITY}),
+    EdgeCategory.SPEECH: ({NodeKind.ENTITY, NodeKind.SPEECH}, {NodeKind.SPEECH, NodeKind.ENTITY, NodeKind.EVENT}),
 }
+# Labels whose endpoints are narrower than their category's: an entity SAYS an utterance; an
+# utterance is ABOUT an entity or a micro-event.
+LABEL_ENDPOINTS: dict[str, tuple[set[NodeKind], set[NodeKind]]] = {
+    SpeechLabel.SAYS.value: ({NodeKind.ENTITY}, {NodeKind.SPEECH}),
+    SpeechLabel.ABOUT.value: ({NodeKind.SPEECH}, {NodeKind.ENTITY, NodeKind.EVENT}),
+}
+
+
+def joins(category: EdgeCategory, label: str, source: NodeKind, target: NodeKind) -> bool:
+    """Whether an edge of this category and label may go from ``source`` to ``target``."""
+    sources, targets = LABEL_ENDPOINTS.get(label, ENDPOINTS[category]) if category is EdgeCategory.SPEECH \
+        else ENDPOINTS[category]
+    return source in sources and target in targets
 
 
 def category_of(label: str, source: NodeKind, target: NodeKind) -> EdgeCategory | None:
     """The edge category a label takes between two node kinds, or None if it fits none."""
     for category, labels in LABELS.items():
-        sources, targets = ENDPOINTS[category]
-        if label in labels and source in sources and target in targets:
+        if label in labels and joins(category, label, source, target):
             return category
     return None
 
@@ -136,6 +157,10 @@ def ocr_id(macro: str, n: int) -> str:
     return f"{macro}/ocr_{n:03d}"
 
 
+def speech_id(macro: str, n: int) -> str:
+    return f"{macro}/utt_{n:03d}"
+
+
 def keyframe_id(video_id: str, n: int) -> str:
     return f"{video_id}/kf_{n:04d}"
 
@@ -153,6 +178,7 @@ _KIND_BY_PART = {
     "ent": NodeKind.ENTITY,
     "evt": NodeKind.EVENT,
     "ocr": NodeKind.OCR,
+    "utt": NodeKind.SPEECH,
     "kf": NodeKind.KEYFRAME,
 }
 
@@ -166,11 +192,12 @@ def kind_of_id(node_id: str) -> NodeKind | None:
     return _KIND_BY_PART.get(prefix)
 
 
-NodeTypeName = Literal["super", "macro", "entity", "event", "ocr"]
+NodeTypeName = Literal["super", "macro", "entity", "event", "ocr", "speech"]
 SEARCHABLE_KINDS: tuple[NodeKind, ...] = (
     NodeKind.SUPER,
     NodeKind.MACRO,
     NodeKind.ENTITY,
     NodeKind.EVENT,
     NodeKind.OCR,
+    NodeKind.SPEECH,
 )

@@ -2,18 +2,19 @@
 
 Follows MEMDREAMER Table 1, extended with on-screen text and keyframes (DESIGN.md §2)::
 
-    Video (root) -CONTAINS-> SuperEvent -CONTAINS-> MacroEvent -CONTAINS-> Entity | MicroEvent | OcrText
+    Video (root) -CONTAINS-> SuperEvent -CONTAINS-> MacroEvent -CONTAINS-> Entity | MicroEvent | OcrText | Speech
 
 plus typed spatial, role and temporal-causal edges inside a macro event, causal edges
 between macro events, progression edges between super events and DEPICTS edges from
-keyframes. Times are seconds from the start of the video, always absolute.
+keyframes, and cross-modal edges from speech (an entity SAYS an utterance; an utterance
+is ABOUT an entity or micro-event). Times are seconds from the start of the video, always absolute.
 
 Ids are readable and stable because agents copy them from one tool call into the next::
 
     cooking                          the video (root)
     cooking/super_02                 a super event
     cooking/macro_0012               a macro event
-    cooking/macro_0012/ent_003       an entity      (evt_ micro-event, ocr_ on-screen text)
+    cooking/macro_0012/ent_003       an entity      (evt_ micro-event, ocr_ on-screen text, utt_ speech)
     cooking/kf_0007                  a keyframe
 
 ``VideoGraph`` bundles one whole video; ``VideoGraph.check()`` refuses dangling edges,
@@ -40,6 +41,7 @@ from memtools.ontology import (  # noqa: F401 - re-exported: the vocabulary is p
     ProgressionLabel,
     RoleLabel,
     SpatialLabel,
+    SpeechLabel,
     TemporalLabel,
     category_of,
     entity_id,
@@ -47,8 +49,10 @@ from memtools.ontology import (  # noqa: F401 - re-exported: the vocabulary is p
     keyframe_id,
     kind_of_id,
     macro_id,
+    joins,
     ocr_id,
     slugify_video_id,
+    speech_id,
     super_id,
 )
 
@@ -172,6 +176,16 @@ class OcrText(_Timed):
     description: str = ""
 
 
+class Speech(_Timed):
+    """An utterance: what was said (recognised or from subtitles), and by whom when known."""
+
+    id: str
+    video_id: str
+    macro_id: str
+    text: str
+    speaker: str | None = None
+
+
 class Keyframe(_Model):
     """A stored frame; ``path`` is relative to the memory folder."""
 
@@ -199,7 +213,7 @@ class Edge(_Model):
         return self
 
 
-Node = Video | SuperEvent | MacroEvent | Entity | MicroEvent | OcrText | Keyframe
+Node = Video | SuperEvent | MacroEvent | Entity | MicroEvent | OcrText | Speech | Keyframe
 
 KIND_OF: dict[type, NodeKind] = {
     Video: NodeKind.VIDEO,
@@ -208,6 +222,7 @@ KIND_OF: dict[type, NodeKind] = {
     Entity: NodeKind.ENTITY,
     MicroEvent: NodeKind.EVENT,
     OcrText: NodeKind.OCR,
+    Speech: NodeKind.SPEECH,
     Keyframe: NodeKind.KEYFRAME,
 }
 
@@ -224,6 +239,7 @@ class VideoGraph(_Model):
     entities: list[Entity] = Field(default_factory=list)
     events: list[MicroEvent] = Field(default_factory=list)
     ocr: list[OcrText] = Field(default_factory=list)
+    speech: list[Speech] = Field(default_factory=list)
     keyframes: list[Keyframe] = Field(default_factory=list)
     edges: list[Edge] = Field(default_factory=list)
 
@@ -238,6 +254,7 @@ class VideoGraph(_Model):
         yield from self.entities
         yield from self.events
         yield from self.ocr
+        yield from self.speech
         yield from self.keyframes
 
     def hierarchy_edges(self) -> list[Edge]:
@@ -245,7 +262,7 @@ class VideoGraph(_Model):
         contains = EdgeCategory.HIERARCHY
         edges = [Edge(source=self.video.id, target=s.id, category=contains, label="CONTAINS") for s in self.supers]
         edges += [Edge(source=m.super_id, target=m.id, category=contains, label="CONTAINS") for m in self.macros]
-        for child in [*self.entities, *self.events, *self.ocr]:
+        for child in [*self.entities, *self.events, *self.ocr, *self.speech]:
             edges.append(Edge(source=child.macro_id, target=child.id, category=contains, label="CONTAINS"))
         return edges
 
@@ -266,7 +283,7 @@ class VideoGraph(_Model):
         for m in self.macros:
             if kinds.get(m.super_id) is not NodeKind.SUPER:
                 problems.append(f"macro {m.id!r} names missing super event {m.super_id!r}")
-        for child in [*self.entities, *self.events, *self.ocr]:
+        for child in [*self.entities, *self.events, *self.ocr, *self.speech]:
             if kinds.get(child.macro_id) is not NodeKind.MACRO:
                 problems.append(f"{child.id!r} names missing macro event {child.macro_id!r}")
         for kf in self.keyframes:
@@ -281,8 +298,7 @@ class VideoGraph(_Model):
                 missing = e.source if src is None else e.target
                 problems.append(f"edge {e.source} -{e.label}-> {e.target} is dangling ({missing!r} does not exist)")
                 continue
-            sources, targets = ENDPOINTS[e.category]
-            if src not in sources or dst not in targets:
+            if not joins(e.category, e.label, src, dst):
                 problems.append(
                     f"edge {e.source} -{e.label}-> {e.target}: {e.category.value} edges do not join {src.value}->{dst.value}"
                 )

@@ -3,7 +3,8 @@
 ``kitchen_graph()`` is a 6-minute cooking video: two super events, three macro events,
 entities with roles, on-screen text and a cause -> effect chain (the pan catches fire because
 the oil overheated; the cook puts it out with a lid). It is deliberately small enough to
-read whole, and rich enough to exercise every tool.
+read whole, and rich enough to exercise every tool. ``with_speech(graph)`` adds what the cook
+says (utterances with SAYS / ABOUT edges), for the speech tools.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from memtools.schema import (
     MacroEvent,
     MicroEvent,
     OcrText,
+    Speech,
     SuperEvent,
     Video,
     VideoGraph,
@@ -24,6 +26,7 @@ from memtools.schema import (
     event_id,
     macro_id,
     ocr_id,
+    speech_id,
     super_id,
 )
 
@@ -112,3 +115,36 @@ def kitchen_graph(video_id: str = "kitchen") -> VideoGraph:
     ]
     g.check()
     return g
+
+
+KITCHEN_SPEECH = (  # (macro ordinal, start, end, speaker, text)
+    (0, 12.0, 16.5, "cook", "Today we are making a quick vegetable stir-fry."),
+    (0, 40.0, 44.0, "cook", "Slice the onions thin so they cook evenly."),
+    (1, 131.0, 135.5, "cook", "A good splash of oil, and the heat all the way up."),
+    (2, 246.0, 248.0, None, "Whoa, the pan is on fire!"),
+    (2, 263.0, 268.0, "cook", "Never use water on an oil fire: cover it with a lid."),
+)
+
+
+def with_speech(graph: VideoGraph) -> VideoGraph:
+    """``graph`` (a ``kitchen_graph``) with the cook's words as speech nodes and SAYS / ABOUT edges."""
+    v = graph.video_id
+    counts: dict[str, int] = {}
+    for ordinal, start, end, speaker, text in KITCHEN_SPEECH:
+        m = macro_id(v, ordinal)
+        counts[m] = counts.get(m, 0) + 1
+        graph.speech.append(Speech(id=speech_id(m, counts[m]), video_id=v, macro_id=m, t_start=start, t_end=end,
+                                   text=text, speaker=speaker))
+    m0, m2 = macro_id(v, 0), macro_id(v, 2)
+    e = EdgeCategory.SPEECH
+    graph.edges += [
+        Edge(source=entity_id(m0, 1), target=speech_id(m0, 2), category=e, label="SAYS",
+             description="The cook gives the slicing tip."),
+        Edge(source=speech_id(m0, 2), target=entity_id(m0, 2), category=e, label="ABOUT"),
+        Edge(source=speech_id(m2, 1), target=event_id(m2, 1), category=e, label="ABOUT",
+             description="The shout is about the pan catching fire."),
+        Edge(source=entity_id(m2, 1), target=speech_id(m2, 2), category=e, label="SAYS"),
+        Edge(source=speech_id(m2, 2), target=event_id(m2, 2), category=e, label="ABOUT"),
+    ]
+    graph.check()
+    return graph

@@ -66,6 +66,7 @@ def assemble(video_id: str, info: VideoInfo, source: Path, extracted: Sequence[E
     entities = [e for x in extracted for e in x.entities]
     events = [e for x in extracted for e in x.events]
     ocr = [o for x in extracted for o in x.ocr]
+    speech = [u for x in extracted for u in x.speech]
     edges += [e for x in extracted for e in x.edges]
 
     frames: list[Keyframe] = []
@@ -85,7 +86,7 @@ def assemble(video_id: str, info: VideoInfo, source: Path, extracted: Sequence[E
                   duration=info.duration, fps=info.fps, width=info.width, height=info.height,
                   source_path=str(source), content_hash=info.content_hash)
     graph = VideoGraph(video=video, supers=supers, macros=macros, entities=entities, events=events, ocr=ocr,
-                       keyframes=frames, edges=_unique(edges))
+                       speech=speech, keyframes=frames, edges=_unique(edges))
     graph.check()
     return graph
 

@@ -8,6 +8,8 @@ keep the model's order; micro-events and texts are numbered in time order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel
 
 from memtools.build.repair import canonical_label, label_key
@@ -23,14 +25,18 @@ from memtools.schema import (
     MicroEvent,
     NodeKind,
     OcrText,
+    Speech,
     category_of,
     entity_id,
     event_id,
     ocr_id,
+    speech_id,
 )
+from memtools.speech.base import Utterance
 
 STAGE = "extract"
 _SUBGRAPH_LABELS = (LABELS[EdgeCategory.SPATIAL] | LABELS[EdgeCategory.ROLE] | LABELS[EdgeCategory.TEMPORAL])
+_SPEECH_LABELS = _SUBGRAPH_LABELS | LABELS[EdgeCategory.SPEECH]
 _ENTITY_TYPES = {
     "PERSON": "PERSON", "PEOPLE": "GROUP", "HUMAN": "PERSON", "MAN": "PERSON", "WOMAN": "PERSON", "CHILD": "PERSON",
     "CHARACTER": "PERSON", "PLAYER": "PERSON", "INDIVIDUAL": "PERSON",
@@ -62,6 +68,7 @@ class Extracted(BaseModel):
     entities: list[Entity] = []
     events: list[MicroEvent] = []
     ocr: list[OcrText] = []
+    speech: list[Speech] = []
     edges: list[Edge] = []
     issues: list[Issue] = []
 
@@ -99,17 +106,28 @@ class _Clock:
         return result
 
 
-def clean_subgraph(answer: Subgraph | None, macro: MacroSpan, video_id: str) -> Extracted:
-    """The memtools nodes and edges of one macro event from the model's answer (None: unusable)."""
+def speech_ids(utterances: Sequence[Utterance]) -> list[str]:
+    """The ids the extraction prompt gives a macro event's utterances (``u1``, ``u2``, ...)."""
+    return [f"u{n}" for n in range(1, len(utterances) + 1)]
+
+
+def clean_subgraph(answer: Subgraph | None, macro: MacroSpan, video_id: str,
+                   utterances: Sequence[Utterance] = ()) -> Extracted:
+    """The memtools nodes and edges of one macro event from the model's answer (None: unusable).
+
+    ``utterances`` (the macro event's speech, shown to the model as ``u1``, ``u2``, ...) become
+    Speech nodes whatever the model answered; its SAYS / ABOUT edges may name them."""
     issues: list[Issue] = []
     step = macro.id.rsplit("/", 1)[-1]
 
     def note(severity: str, detail: str) -> None:
         issues.append(Issue(stage=STAGE, step=step, severity=severity, detail=detail))
 
+    speech = [Speech(id=speech_id(macro.id, n), video_id=video_id, macro_id=macro.id, t_start=u.t_start,
+                     t_end=u.t_end, text=u.text, speaker=u.speaker) for n, u in enumerate(utterances, start=1)]
     if answer is None:
         note("fallback", "no usable answer; the macro event keeps its title but has no subgraph")
-        return Extracted(macro=macro, issues=issues)
+        return Extracted(macro=macro, speech=speech, issues=issues)
 
     times = [t for ev in answer.micro_events for t in ev.time_range] + [t for o in answer.ocr_texts
                                                                        for t in o.time_range]
@@ -172,6 +190,8 @@ def clean_subgraph(answer: Subgraph | None, macro: MacroSpan, video_id: str) -> 
         texts.append(OcrText(id=ours, video_id=video_id, macro_id=macro.id, t_start=a, t_end=b,
                              text=raw.text.strip(), description=raw.description.strip()))
         claim(raw.ocr_id, ours, NodeKind.OCR)
+    for model_id, node in zip(speech_ids(speech), speech):
+        claim(model_id, node.id, NodeKind.SPEECH)
     if clock.clipped:
         note("repaired", f"clipped {clock.clipped} time(s) that fell outside the macro event into its range")
 
@@ -188,7 +208,7 @@ def clean_subgraph(answer: Subgraph | None, macro: MacroSpan, video_id: str) -> 
             missing = raw.source_id if src is None else raw.target_id
             note("dropped", f"{what}: no node {missing!r} in this answer")
             continue
-        label, flipped = canonical_label(raw.relation_label, _SUBGRAPH_LABELS)
+        label, flipped = canonical_label(raw.relation_label, _SPEECH_LABELS if speech else _SUBGRAPH_LABELS)
         if label is None:
             note("dropped", f"{what}: unknown relation label")
             continue
@@ -215,4 +235,4 @@ def clean_subgraph(answer: Subgraph | None, macro: MacroSpan, video_id: str) -> 
     if not key_entities:
         key_entities = [e.display_name for e in entities][:5]
     return Extracted(macro=macro, summary=answer.summary.strip(), key_entities=key_entities, entities=entities,
-                     events=events, ocr=texts, edges=edges, issues=issues)
+                     events=events, ocr=texts, speech=speech, edges=edges, issues=issues)

@@ -39,10 +39,12 @@ from memtools.build.prompts import (
 )
 from memtools.build.report import BuildSummary, VideoReport
 from memtools.build.segment import Window, clean_window, plan_window
+from memtools.build.speech import macro_speech, transcribe, window_transcript
 from memtools.errors import BuildError
 from memtools.perception import VLM
 from memtools.perception.base import run_sync
 from memtools.schema import VideoGraph, macro_id, slugify_video_id
+from memtools.speech.base import Recognizer, Utterance
 from memtools.store import Memory
 from memtools.video import VideoInfo, probe, uniform_times
 
@@ -56,8 +58,11 @@ class _VideoBuild:
     """The state of building one video."""
 
     def __init__(self, memory: Memory, vlm: VLM, source: Path, info: VideoInfo, video_id: str,
-                 config: BuildConfig, progress: Progress, report: VideoReport) -> None:
+                 config: BuildConfig, progress: Progress, report: VideoReport,
+                 speech: Recognizer | None = None) -> None:
         self.memory, self.source, self.video_id, self.config = memory, source, video_id, config
+        self.speech = speech
+        self.transcript: list[Utterance] = []
         self.info = info.model_copy(update={"path": source})
         self.progress, self.report = progress, report
         self.checkpoints = Checkpoints(memory.work_dir(video_id))
@@ -73,6 +78,11 @@ class _VideoBuild:
     async def perceive(self) -> VideoGraph:
         """Everything but the write: the assembled graph (keyframe files are already stored)."""
         cfg = self.config
+        if self.speech is not None:
+            self.progress.begin("speech")
+            self.transcript = await transcribe(self.speech, self.source, self.checkpoints,
+                                               on_chunk=lambda i, reused: self.progress.advance("speech"))
+            self.progress.finish("speech")
         step = grid_step(cfg, self.info.fps)
         keyframes = stored_keyframes(self.checkpoints, self.memory.path)
         writer = None if keyframes is not None else KeyframeWriter(
@@ -99,7 +109,8 @@ class _VideoBuild:
             self.report.issues += item.issues
         self.report.counts = {"super": len(graph.supers), "macro": len(graph.macros),
                               "entity": len(graph.entities), "event": len(graph.events), "ocr": len(graph.ocr),
-                              "keyframe": len(graph.keyframes), "edges": len(graph.edges)}
+                              "keyframe": len(graph.keyframes), "edges": len(graph.edges),
+                              **({"speech": len(graph.speech)} if graph.speech else {})}
         return graph
 
     # --- segmentation + extraction ---------------------------------------------------------
@@ -148,7 +159,8 @@ class _VideoBuild:
         cfg = self.config
         times = uniform_times(window.end - window.start, n=cfg.frames_per_window, start=window.start)
         prompt = segmentation_prompt(window.start, window.end, at_video_end=window.at_end,
-                                     min_sec=cfg.min_episode_sec, max_sec=cfg.max_episode_sec, n_frames=len(times))
+                                     min_sec=cfg.min_episode_sec, max_sec=cfg.max_episode_sec, n_frames=len(times),
+                                     transcript=window_transcript(self.transcript, window.start, window.end))
         answer, issues = await self.calls.ask("segment", f"window_{window.index:03d}", prompt,
                                               lambda: self.frames.at(times, seek=True), max_tokens=SEGMENT_TOKENS)
         step = (window.end - window.start) / max(1, len(times))
@@ -173,11 +185,12 @@ class _VideoBuild:
         cfg = self.config
         length = span.t_end - span.t_start
         times = uniform_times(length, n=cfg.frames_per_macro, start=span.t_start)
-        prompt = extraction_prompt(span.label, length, n_frames=len(times))
+        said, transcript = macro_speech(self.transcript, span.t_start, span.t_end, self.info.duration)
+        prompt = extraction_prompt(span.label, length, n_frames=len(times), transcript=transcript)
         answer, issues = await self.calls.ask("extract", short, prompt,
                                               lambda: self.frames.at(times, origin=span.t_start),
                                               max_tokens=EXTRACT_TOKENS)
-        result = clean_subgraph(answer, span, self.video_id)
+        result = clean_subgraph(answer, span, self.video_id, said)
         result.issues[:0] = issues
         self.checkpoints.save(name, result.model_dump(mode="json"))
         self.progress.advance("extract")
@@ -258,8 +271,11 @@ def resolve_video_id(source: str | os.PathLike, video_id: str | None = None) -> 
 
 async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, video_id: str | None = None,
                        config: BuildConfig | None = None, progress: Progress | None = None, fresh: bool = False,
-                       info: VideoInfo | None = None) -> VideoReport:
+                       info: VideoInfo | None = None, speech: Recognizer | None = None) -> VideoReport:
     """Build (or resume building) one video into ``memory``; returns its report.
+
+    ``speech`` (a ``memtools.speech`` recogniser) adds what is said: a checkpointed speech
+    stage before segmentation, the transcript in the prompts, Speech nodes in the memory.
 
     Raises ``VideoError`` for an unreadable file before anything is written, and
     ``PerceptionError`` when the backend fails for good (checkpoints are kept: running the
@@ -275,7 +291,8 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
     progress.start_video(vid, progress.video_index, report.usage)
     checkpoints = Checkpoints(memory.work_dir(vid))
     memory.refresh()
-    state = {"content_hash": info.content_hash, "config": config.fingerprint()}
+    state = {"content_hash": info.content_hash, "config": config.fingerprint(),
+             **({"speech": speech.name} if speech is not None else {})}
     entry = memory.manifest.videos.get(vid)
     done = checkpoints.load("done")
     if not fresh and done == state and entry is not None and entry.status == "ready":
@@ -284,7 +301,7 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
     report.resumed = await asyncio.to_thread(checkpoints.prepare, state, fresh=fresh)
     memory.set_status(vid, "building")
     try:
-        await _VideoBuild(memory, vlm, path, info, vid, config, progress, report).run()
+        await _VideoBuild(memory, vlm, path, info, vid, config, progress, report, speech).run()
     except BaseException:
         memory.set_status(vid, "failed")
         raise
@@ -302,7 +319,8 @@ def build_video(memory: Memory, vlm: VLM, source: str | os.PathLike, **options) 
 async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.PathLike], *,
                         video_ids: Sequence[str | None] | None = None, config: BuildConfig | None = None,
                         sink: ProgressSink | None = None, fresh: bool = False,
-                        infos: Sequence[VideoInfo] | None = None) -> BuildSummary:
+                        infos: Sequence[VideoInfo] | None = None,
+                        speech: Recognizer | Sequence[Recognizer | None] | None = None) -> BuildSummary:
     """Build several videos one after another (each with ``config.concurrency`` calls in flight).
 
     Every file is probed first, so an unreadable one fails the run before the memory is touched.
@@ -318,11 +336,13 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
                          "with --video-id")
     progress = Progress(sink, video_count=len(sources))
     summary = BuildSummary()
+    speeches = list(speech) if isinstance(speech, Sequence) else [speech] * len(sources)  # one per video or shared
     try:
         for index, (source, info, vid) in enumerate(zip(sources, infos, resolved)):
             progress.video_index = index
             summary.videos.append(await abuild_video(memory, vlm, source, video_id=vid, config=config,
-                                                     progress=progress, fresh=fresh, info=info))
+                                                     progress=progress, fresh=fresh, info=info,
+                                                     speech=speeches[index]))
     finally:
         progress.close()
     summary.seconds = round(time.monotonic() - started, 3)

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
-STAGES = ("keyframes", "segment", "extract", "aggregate", "index")
+STAGES = ("speech", "keyframes", "segment", "extract", "aggregate", "index")
 
 
 @dataclass

@@ -47,8 +47,11 @@ SEGMENT_SYSTEM = "You are an Expert Visual Story Segmenter."
 
 
 def segmentation_prompt(start: float, end: float, *, at_video_end: bool, min_sec: float, max_sec: float,
-                        n_frames: int) -> Prompt:
-    """Split the window ``[start, end]`` (absolute seconds) into self-contained episodes."""
+                        n_frames: int, transcript: str = "") -> Prompt:
+    """Split the window ``[start, end]`` (absolute seconds) into self-contained episodes.
+
+    ``transcript``: what is said in the window, one ``- [HH:MM:SS-HH:MM:SS] text`` line per
+    utterance (``speech_lines``); without one the prompt is exactly the frames-only prompt."""
     ending = ("This window reaches the END of the video: the last episode ends with the last frame."
               if at_video_end else
               "The video goes on after the last frame shown. If the last episode is still going on at the last "
@@ -69,9 +72,34 @@ subject and place stay the same.
 4. BOUNDARY PRECISION (NO BLEEDING): an episode's end_time is the last second before the next episode's subject, \
 place or graphics appear. Episodes cover {hms(start)} - {hms(end)} in order, without gaps or overlaps.
 5. {ending}
-
+{_speech_section(transcript, SEGMENT_SPEECH)}
 {_output_format(Segmentation)}"""
     return Prompt(SEGMENT_SYSTEM, text, Segmentation)
+
+
+SEGMENT_SPEECH = ("[SPEECH IN THIS STRETCH]\nWhat is said, recognised from the audio, with its time (HH:MM:SS):\n"
+                  "{lines}\nUse it together with the frames: a change of topic or speaker in what is said also marks "
+                  "a new episode; a conversation that goes on keeps one.")
+EXTRACT_SPEECH = ("[SPEECH IN THIS CLIP]\nWhat is said, recognised from the audio; each utterance has an id and its "
+                  "time in seconds from the start of the clip:\n{lines}\nUse what is said in the summary and the "
+                  "descriptions (names spoken aloud may be used as names). Add edges with the utterance ids where "
+                  "you are confident: Entity -> utterance: SAYS (the entity speaks it); utterance -> Entity or "
+                  "Event: ABOUT (what it talks about).")
+
+
+def _speech_section(lines: str, template: str) -> str:
+    return f"\n{template.format(lines=lines)}\n" if lines else ""
+
+
+def speech_lines(utterances, *, origin: float = 0.0, ids: Sequence[str] | None = None, clip_clock: bool = False) -> str:
+    """Utterances as prompt lines: ``[HH:MM:SS-HH:MM:SS]`` on the video clock, or whole clip seconds."""
+    lines = []
+    for n, u in enumerate(utterances):
+        when = (f"[{max(0, u.t_start - origin):.0f}-{max(0, u.t_end - origin):.0f}]" if clip_clock
+                else f"[{hms(u.t_start)}-{hms(u.t_end)}]")
+        who = f" ({u.speaker})" if u.speaker else ""
+        lines.append(f"- {ids[n] + ' ' if ids else ''}{when}{who} {u.text}")
+    return "\n".join(lines)
 
 
 def _sec(seconds: float) -> str:
@@ -89,8 +117,10 @@ def _labels(category: EdgeCategory) -> str:
     return ", ".join(sorted(LABELS[category]))
 
 
-def extraction_prompt(title: str, duration: float, *, n_frames: int) -> Prompt:
-    """Describe one macro event (a clip of ``duration`` seconds) as a subgraph; times are clip-local."""
+def extraction_prompt(title: str, duration: float, *, n_frames: int, transcript: str = "") -> Prompt:
+    """Describe one macro event (a clip of ``duration`` seconds) as a subgraph; times are clip-local.
+
+    ``transcript``: the clip's utterances with ids (``speech_lines(..., ids=..., clip_clock=True)``)."""
     text = f"""You see {n_frames} frames sampled in time order from a video clip titled "{title}". The clip lasts \
 {duration:.0f} seconds; each frame is preceded by its time in seconds FROM THE START OF THE CLIP (t=0 is the \
 clip's first frame). Output a single JSON object describing the clip's subgraph: entities, micro-events, \
@@ -112,7 +142,7 @@ Event -> Entity: HAPPENS_IN (the place); CONTEXT_FOR (background that explains a
    - Entity <-> Entity: LOCATED_IN, NEXT_TO, ATTACHED_TO, PART_OF, IS_SAME_AS
    - on-screen text -> Entity: ANNOTATES (a sign or caption that labels the entity)
    Each edge needs a one-sentence description. Emit only relations you are confident about.
-
+{_speech_section(transcript, EXTRACT_SPEECH)}
 {_output_format(Subgraph)}"""
     return Prompt(EXTRACT_SYSTEM, text, Subgraph)
 

@@ -60,7 +60,8 @@ class VideoReport(BaseModel):
         c = self.counts
         line = (f"{self.video_id}: {c.get('super', 0)} super / {c.get('macro', 0)} macro events, "
                 f"{c.get('entity', 0)} entities, {c.get('event', 0)} micro-events, {c.get('ocr', 0)} texts, "
-                f"{c.get('edges', 0)} edges, {c.get('keyframe', 0)} keyframes")
+                f"{c.get('edges', 0)} edges, {c.get('keyframe', 0)} keyframes"
+                + (f", {c['speech']} utterances" if c.get("speech") else ""))
         if self.skipped:
             return [f"{self.video_id}: already built and unchanged (use --fresh to rebuild)"]
         lines = [line]

@@ -3,7 +3,9 @@
 ``ScriptedPerception`` answers the three construction prompts the way a well-behaved model
 would, from the request alone (no model, deterministic): windows are cut into episodes of
 ``episode_sec``, every clip gets two entities, two micro-events joined by a CAUSES edge and
-one on-screen text, and macro events are grouped into super events of ``per_super``::
+one on-screen text (and, when the prompt carries speech, a speaker who SAYS the first
+utterance, which is ABOUT the first event), and macro events are grouped into super events
+of ``per_super``::
 
     vlm = FunctionVLM(ScriptedPerception(episode_sec=30))
     build_video(memory, vlm, "clip.mp4")
@@ -22,6 +24,7 @@ _STRETCH = re.compile(r"stretch (\d+:\d+:\d+) - (\d+:\d+:\d+)")
 _CLIP = re.compile(r'clip titled "(.*?)"\. The clip lasts (\d+) seconds')
 _MACRO_LINE = re.compile(r"^- (macro_\d+) \[", re.MULTILINE)
 _SUPER_LINE = re.compile(r"^- (super_\d+) \[", re.MULTILINE)
+_UTTERANCE_LINE = re.compile(r"^- (u\d+) \[", re.MULTILINE)
 
 
 class ScriptedPerception:
@@ -58,7 +61,20 @@ class ScriptedPerception:
         assert match, "not an extraction prompt"
         title, length = match.group(1), float(match.group(2))
         mid = round(length / 2, 1)
-        return json.dumps({
+        answer = self._subgraph(title, length, mid)
+        said = _UTTERANCE_LINE.findall(request.prompt)
+        if said:
+            answer["entities"].append({"entity_id": "en3", "name": None, "entity_type": "PERSON",
+                                       "description": "the narrator"})
+            answer["edges"] += [
+                {"source_id": "en3", "target_id": said[0], "relation_label": "SAYS", "description": "The narrator speaks."},
+                {"source_id": said[0], "target_id": "ev1", "relation_label": "ABOUT",
+                 "description": "What is said is about the ball rolling."},
+            ]
+        return json.dumps(answer)
+
+    def _subgraph(self, title: str, length: float, mid: float) -> dict:
+        return ({
             "summary": f"In '{title}' a red ball rolls across the floor and knocks over a stack of boxes.",
             "key_entities": ["red ball", "boxes"],
             "entities": [

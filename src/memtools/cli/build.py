@@ -9,7 +9,8 @@ from pathlib import Path
 
 from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory
 from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
-from memtools.errors import BuildError, PerceptionError
+from memtools.cli.speech_args import add_speech_args, recognizers
+from memtools.errors import BuildError, PerceptionError, SpeechError
 
 EPILOG = """\
 backends:
@@ -18,6 +19,12 @@ backends:
   --vlm local:Qwen/Qwen2.5-VL-3B-Instruct                    transformers on your GPU
   --replay answers.jsonl                                      recorded answers (offline)
   --vlm python:mypkg.backends:make_vlm                        any object with async complete(request)
+
+speech (what is said goes into the prompts and the memory):
+  --speech auto                 local faster-whisper if installed and the video has audio (default)
+  --speech local --speech-model /models/whisper-small-ct2 --speech-threads 4
+  --speech openai --speech-base-url http://localhost:8000/v1 --speech-model whisper-1
+  --subtitles talk.srt          use existing SRT/WebVTT subtitles instead of recognising
 
 Every flag can also come from --config memtools.toml ([build] table) or MEMTOOLS_* environment
 variables (MEMTOOLS_VLM, MEMTOOLS_BASE_URL, MEMTOOLS_API_KEY_ENV, MEMTOOLS_CONCURRENCY, ...).
@@ -48,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     tuning.add_argument("--preset", help="build preset: default, short (clips of minutes) or fast")
     tuning.add_argument("--concurrency", type=int, metavar="N", help="model calls in flight (default 4)")
     tuning.add_argument("--window-sec", type=float, metavar="SEC", help="segmentation window tau (default 600)")
+    add_speech_args(p)
     p.add_argument("--video-id", help="id for the video (single video only; default: from the file name)")
     p.add_argument("--fresh", action="store_true", help="ignore checkpoints of earlier runs and start over")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
@@ -68,21 +76,28 @@ def run(args: argparse.Namespace) -> int:
         "concurrency": args.concurrency, "window_sec": args.window_sec,
     })
     if wants_fleet(args):
+        if args.speech not in ("auto", "none") or args.subtitles:
+            raise BuildError("fleet builds (--from-list, --ray) do not recognise speech yet: build videos with "
+                             "--speech/--subtitles one command each, or pass --speech none")
+        if args.speech == "auto":
+            print("note: fleet builds do not recognise speech yet; the videos are built from their frames "
+                  "(pass --speech none to silence this)", file=sys.stderr)
         return run_fleet(args, settings, create_memory)
     if not args.videos:
         raise BuildError("no videos: name video files, or a list of them with --from-list FILE")
     vlm = vlm_from_settings(settings)
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
+    speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
     sink = None if args.quiet else TextProgress(sys.stderr)
     with create_memory(args.memory, settings.embedder, args.tables) as memory:
         try:
             summary = asyncio.run(abuild_videos(
                 memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,
-                config=settings.config, sink=sink, fresh=args.fresh, infos=infos,
+                config=settings.config, sink=sink, fresh=args.fresh, infos=infos, speech=speech,
             ))
-        except PerceptionError as exc:
-            raise PerceptionError(f"{exc}\nFinished steps are checkpointed: run the same command again to resume."
-                                  ) from exc
+        except (PerceptionError, SpeechError) as exc:
+            raise type(exc)(f"{exc}\nFinished steps are checkpointed: run the same command again to resume."
+                            ) from exc
         reports = [str(memory.work_dir(v.video_id) / "report.json") for v in summary.videos if not v.skipped]
         print(summary.render(str(args.memory), reports))
     return 0

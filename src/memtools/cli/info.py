@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {len(videos)} video(s), {hours:.2f} h, {_size(memory.size_bytes())} on disk")
         if totals:
             order = ("super", "macro", "entity", "event", "ocr", "keyframe", "edges")
+            order += ("speech",) if totals.get("speech") else ()
             print("  " + ", ".join(f"{totals.get(k, 0)} {k}" for k in order))
         for vid, entry in sorted(videos.items())[:SHOW_VIDEOS]:
             status = "" if entry.status == "ready" else f" [{entry.status}]"

@@ -3,7 +3,10 @@
 Used to make release-shaped fixtures for the importer's tests, and to hand a memtools memory
 to the MEMDREAMER reference code (``MemoryBase`` loads what this writes). What the layout
 cannot hold is left out: the video's fps/size/source, edges between nodes of different
-macro events, and keyframes that depict a macro event rather than an entity.
+macro events, and keyframes that depict a macro event rather than an entity. Speech (not
+in the reference layout) is written as subgraph nodes of ``node_type`` "Speech" with their
+text, speaker and time range, and SAYS / ABOUT edges of ``relation_type`` "SPEECH"; the
+importer reads them back.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from typing import Any
 
 from memtools.importers.memdreamer_files import EMBEDDINGS_FILE, GRAPH_FILES, PHASE2_DIR, PHASE_DIRS, UNIFICATION_FILE
 from memtools.importers.memdreamer_subgraph import BEST_FRAME
-from memtools.schema import EdgeCategory, Entity, MacroEvent, MicroEvent, OcrText, SuperEvent, VideoGraph
+from memtools.schema import EdgeCategory, Entity, MacroEvent, MicroEvent, OcrText, Speech, SuperEvent, VideoGraph
 
 # relation_type written for each of our categories (their vocabulary, formats §1.2).
 _TYPES = {EdgeCategory.SPATIAL: "SPATIAL", EdgeCategory.ROLE: "SEMANTIC", EdgeCategory.TEMPORAL: "TEMPORAL",
-          EdgeCategory.MACRO_CAUSAL: "CAUSAL", EdgeCategory.PROGRESSION: "PROGRESSION"}
+          EdgeCategory.MACRO_CAUSAL: "CAUSAL", EdgeCategory.PROGRESSION: "PROGRESSION",
+          EdgeCategory.SPEECH: "SPEECH"}
 
 
 def _their_id(our_id: str, prefix: str, width: int, fallback: int) -> str:
@@ -49,8 +53,8 @@ def export_memdreamer(graph: VideoGraph, root: str | Path, *, video_key: str | N
     unification = _unification(graph.entities)
     if unification:
         _write_json(folder / PHASE_DIRS[0] / UNIFICATION_FILE, {"entity_mappings": unification})
-    children: dict[str, list[Entity | MicroEvent | OcrText]] = {m.id: [] for m in graph.macros}
-    for node in [*graph.entities, *graph.events, *graph.ocr]:
+    children: dict[str, list[Entity | MicroEvent | OcrText | Speech]] = {m.id: [] for m in graph.macros}
+    for node in [*graph.entities, *graph.events, *graph.ocr, *graph.speech]:
         children[node.macro_id].append(node)
     for macro in graph.macros:
         slot = slots[macro.id]
@@ -103,7 +107,7 @@ def _local(node_id: str) -> str:
 
 
 def _subgraph(graph: VideoGraph, macro: MacroEvent, slot: int,
-              nodes: list[Entity | MicroEvent | OcrText]) -> dict[str, Any]:
+              nodes: list[Entity | MicroEvent | OcrText | Speech]) -> dict[str, Any]:
     offset = macro.t_start
     items: list[dict[str, Any]] = []
     for node in nodes:
@@ -124,6 +128,9 @@ def _subgraph(graph: VideoGraph, macro: MacroEvent, slot: int,
                           "time_range": [node.t_start - offset, node.t_end - offset],
                           "subject": node.subject, "object": node.object,
                           "subject_entity_ids": [], "object_entity_ids": []})
+        elif isinstance(node, Speech):
+            items.append({"node_type": "Speech", "node_id": _local(node.id), "text": node.text,
+                          "speaker": node.speaker, "time_range": [node.t_start - offset, node.t_end - offset]})
         else:
             items.append({"node_type": "OCRText", "node_id": _local(node.id), "text": node.text,
                           "description": node.description, "time_range": [node.t_start - offset, node.t_end - offset]})

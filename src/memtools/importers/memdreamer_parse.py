@@ -25,6 +25,7 @@ from memtools.schema import (
     MicroEvent,
     NodeKind,
     OcrText,
+    Speech,
     SuperEvent,
     Video,
     VideoGraph,
@@ -97,6 +98,7 @@ class _Parser:
         self.entities: list[Entity] = []
         self.events: list[MicroEvent] = []
         self.ocr: list[OcrText] = []
+        self.speech: list[Speech] = []
         self.edges: list[Edge] = []
         self.pending_frames: list[tuple[float, str, str, Path]] = []  # (t, entity id, macro id, image)
         self.frames: list[FrameFile] = []
@@ -150,7 +152,7 @@ class _Parser:
             duration=max([0.0, *ends, *(root_span or ())]),
         )
         return VideoGraph(video=video, supers=self.supers, macros=self.macros, entities=self.entities,
-                          events=self.events, ocr=self.ocr, keyframes=self.keyframes, edges=self.edges)
+                          events=self.events, ocr=self.ocr, speech=self.speech, keyframes=self.keyframes, edges=self.edges)
 
     def _items(self, data: dict[str, Any], key: str, what: str) -> list[dict[str, Any]]:
         items = data.get(key)

@@ -19,9 +19,11 @@ from memtools.schema import (
     MicroEvent,
     NodeKind,
     OcrText,
+    Speech,
     entity_id,
     event_id,
     ocr_id,
+    speech_id,
 )
 
 if TYPE_CHECKING:
@@ -29,10 +31,12 @@ if TYPE_CHECKING:
 
 BEST_FRAME = "best_frame.jpg"
 EPS = 0.01  # seconds; smaller differences are rounding, not repairs
-ID_KEYS = ("node_id", "entity_id", "event_id", "ocr_id")  # the reference takes the first present
+ID_KEYS = ("node_id", "entity_id", "event_id", "ocr_id", "utterance_id")  # the reference takes the first present
 NODE_TYPES = {"entity": NodeKind.ENTITY, "event": NodeKind.EVENT, "microevent": NodeKind.EVENT,
-              "ocrtext": NodeKind.OCR, "ocr": NodeKind.OCR, "macroevent": NodeKind.MACRO}
-KINDS = ((NodeKind.ENTITY, "ent", entity_id), (NodeKind.EVENT, "evt", event_id), (NodeKind.OCR, "ocr", ocr_id))
+              "ocrtext": NodeKind.OCR, "ocr": NodeKind.OCR, "macroevent": NodeKind.MACRO,
+              "speech": NodeKind.SPEECH, "utterance": NodeKind.SPEECH}  # speech: memtools' own export
+KINDS = ((NodeKind.ENTITY, "ent", entity_id), (NodeKind.EVENT, "evt", event_id), (NodeKind.OCR, "ocr", ocr_id),
+         (NodeKind.SPEECH, "utt", speech_id))
 
 
 def node_count(sg: dict[str, Any]) -> int:
@@ -64,7 +68,8 @@ class SubgraphReader:
         end = end if end is not None else max(offset, self.macro.t_end)
         groups, macro_locals = self._group()
         self.shift = 0.0 if self._absolute(groups, offset, end) else offset
-        readers = {NodeKind.ENTITY: self._entity, NodeKind.EVENT: self._event, NodeKind.OCR: self._ocr}
+        readers = {NodeKind.ENTITY: self._entity, NodeKind.EVENT: self._event, NodeKind.OCR: self._ocr,
+                   NodeKind.SPEECH: self._speech}
         for kind, prefix, make in KINDS:
             items = groups[kind]
             numbers = val.numbering([local for local, _ in items], prefix)
@@ -108,7 +113,7 @@ class SubgraphReader:
         if offset <= EPS:
             return False
         values: list[float] = []
-        for kind in (NodeKind.EVENT, NodeKind.OCR):
+        for kind in (NodeKind.EVENT, NodeKind.OCR, NodeKind.SPEECH):
             for _, raw in groups[kind]:
                 values += val.time_range(raw.get("time_range")) or ()
         for _, raw in groups[NodeKind.ENTITY]:
@@ -227,6 +232,16 @@ class SubgraphReader:
             id=ours, video_id=self.macro.video_id, macro_id=self.macro.id, t_start=start, t_end=end, text=text,
             description=val.text(raw.get("description")) or val.text(raw.get("ocr_type")),
         ))
+        return True
+
+    def _speech(self, ours: str, local: str, raw: dict[str, Any]) -> bool:
+        text = val.text(raw.get("text"))
+        if not text:
+            self.report.drop("speech without text")
+            return False
+        start, end = self._span(raw, "speech")
+        self.owner.speech.append(Speech(id=ours, video_id=self.macro.video_id, macro_id=self.macro.id, t_start=start,
+                                        t_end=end, text=text, speaker=val.text(raw.get("speaker")) or None))
         return True
 
     # --- edges --------------------------------------------------------------------------

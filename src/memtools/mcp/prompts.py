@@ -26,6 +26,8 @@ Drill down from the top:
 - Or jump in: search_nodes(query) with a descriptive statement ('a cook covers a burning pan with a lid',
   not a question), then get_subgraph on the macro event of the best hit.
 - The question names a time: search_by_time(start_sec, end_sec).
+- What someone said: get_transcript(video_id, start_sec, end_sec), or search_nodes(query,
+  node_types=['speech']).
 - Why / what caused it / what happened next: get_relations(node_id) on an event or macro event.
 - A visual detail the text lacks (colour, count, a sign): inspect_frames(video_id, start_sec, end_sec).
 Macro labels and summaries are short: open the subgraph before answering who-did-what. Errors say what to

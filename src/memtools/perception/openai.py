@@ -194,44 +194,12 @@ class OpenAIVLM(BaseVLM):
             check_model_requests_allowed(f"{self.model_name} at {self.url}")
         body = self.build_body(request)
         state = self._state.get()
-        policy = self.retry
         async with state.semaphore:
-            for attempt in range(1, policy.max_attempts + 1):
-                wait: float | None = None
-                cause: BaseException | None = None
-                try:
-                    response = await state.client.post(self.url, json=body, headers=self._headers)
-                except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-                    raise PerceptionError(f"bad base_url {self.base_url!r} for {self.model_name}: {exc}") from exc
-                except httpx.TimeoutException as exc:
-                    problem, cause = f"no answer within {self.timeout}s ({type(exc).__name__})", exc
-                except httpx.TransportError as exc:
-                    problem, cause = f"connection failed ({type(exc).__name__}: {exc})", exc
-                else:
-                    if response.is_success:
-                        return self._parse(response)
-                    status = response.status_code
-                    message = _server_message(response)
-                    if not _retryable(status):
-                        raise PerceptionError(
-                            f"{self.model_name} at {self.url} refused the request (HTTP {status}): {message}"
-                            f"{self._hint(status)}"
-                        )
-                    problem = f"HTTP {status}: {message}"
-                    wait = parse_retry_after(response.headers)
-                    if wait is not None and wait > policy.max_retry_after:
-                        raise PerceptionError(
-                            f"{self.model_name} at {self.url} is rate limited and asks to wait {wait:.0f}s,"
-                            f" more than max_retry_after={policy.max_retry_after:.0f}s: {message}"
-                        )
-                if attempt == policy.max_attempts:
-                    break
-                if wait is None:
-                    wait = policy.backoff(attempt, self._random.random())
-                await self._sleep(wait)
-        raise PerceptionError(
-            f"{self.model_name} at {self.url} failed {policy.max_attempts} times; last: {problem}"
-        ) from cause
+            response = await send_with_retries(
+                lambda: state.client.post(self.url, json=body, headers=self._headers), policy=self.retry,
+                what=f"{self.model_name} at {self.url}", timeout=self.timeout, hint=self._hint,
+                sleep=self._sleep, rand=self._random.random, error=PerceptionError, base_url=self.base_url)
+        return self._parse(response)
 
     def _parse(self, response: httpx.Response) -> PerceptionResponse:
         try:
@@ -265,6 +233,44 @@ class OpenAIVLM(BaseVLM):
         if status in (400, 413, 422):
             return "; the server rejected the request body (too many or too large images, or an unsupported option?)"
         return ""
+
+
+async def send_with_retries(send: Callable[[], Awaitable[httpx.Response]], *, policy: RetryPolicy, what: str,
+                            timeout: float, error: type[Exception], hint: Callable[[int], str] = lambda s: "",
+                            sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                            rand: Callable[[], float] = random.random, base_url: str = "") -> httpx.Response:
+    """The first successful answer of ``send()``, retrying 408/425/429/5xx, timeouts and
+    connection errors as ``policy`` says (``Retry-After`` honoured); any other failure raises
+    ``error`` with the server's message and ``hint(status)``. Shared by every HTTP model client."""
+    for attempt in range(1, policy.max_attempts + 1):
+        wait: float | None = None
+        cause: BaseException | None = None
+        try:
+            response = await send()
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise error(f"bad base_url {base_url!r} for {what}: {exc}") from exc
+        except httpx.TimeoutException as exc:
+            problem, cause = f"no answer within {timeout}s ({type(exc).__name__})", exc
+        except httpx.TransportError as exc:
+            problem, cause = f"connection failed ({type(exc).__name__}: {exc})", exc
+        else:
+            if response.is_success:
+                return response
+            status = response.status_code
+            message = _server_message(response)
+            if not _retryable(status):
+                raise error(f"{what} refused the request (HTTP {status}): {message}{hint(status)}")
+            problem = f"HTTP {status}: {message}"
+            wait = parse_retry_after(response.headers)
+            if wait is not None and wait > policy.max_retry_after:
+                raise error(f"{what} is rate limited and asks to wait {wait:.0f}s,"
+                            f" more than max_retry_after={policy.max_retry_after:.0f}s: {message}")
+        if attempt == policy.max_attempts:
+            break
+        if wait is None:
+            wait = policy.backoff(attempt, rand())
+        await sleep(wait)
+    raise error(f"{what} failed {policy.max_attempts} times; last: {problem}") from cause
 
 
 def _retryable(status: int) -> bool:

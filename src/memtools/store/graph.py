@@ -28,6 +28,7 @@ from memtools.schema import (
     MacroEvent,
     Node,
     NodeKind,
+    Speech,
     SuperEvent,
     VideoGraph,
     kind_of_id,
@@ -95,6 +96,16 @@ class KuzuGraph:
             self._conn = kuzu.Connection(self._db)
         except RuntimeError as exc:
             raise translate(exc, f"opening {self.path}") from exc
+        self._present: set[str] | None = None
+
+    def _tables(self) -> list:
+        """The node tables this database holds (a memory made before speech has no Speech table)."""
+        if self._present is None:
+            self._present = {row[0] for row in self._run("CALL show_tables() RETURN name")}
+        return [t for t in TABLES.values() if t.name in self._present]
+
+    def _has_speech(self) -> bool:
+        return any(t.kind is NodeKind.SPEECH for t in self._tables())
 
     def close(self) -> None:
         conn, db = getattr(self, "_conn", None), getattr(self, "_db", None)
@@ -120,6 +131,7 @@ class KuzuGraph:
     def ensure_schema(self) -> None:
         for statement in _schema_ddl():
             self._run(statement)
+        self._present = None
 
     # --- writes -------------------------------------------------------------------------
 
@@ -136,7 +148,7 @@ class KuzuGraph:
         """Delete every node of these videos and their edges (inside the caller's transaction)."""
         if not video_ids:
             return
-        for name in [*(t.name for t in TABLES.values()), _DETAIL]:
+        for name in [*(t.name for t in self._tables()), _DETAIL]:
             self._run(f"MATCH (n:{name}) WHERE n.video_id IN $vids DETACH DELETE n", {"vids": list(video_ids)})
 
     def insert(self, graphs: Sequence[VideoGraph]) -> None:
@@ -181,6 +193,8 @@ class KuzuGraph:
                 by_kind[kind].append(node_id)
         found: dict[str, Node] = {}
         for kind, ids in by_kind.items():
+            if kind is NodeKind.SPEECH and not self._has_speech():
+                continue
             table = TABLES[kind].name
             ids = list(dict.fromkeys(ids))
             if len(ids) > PK_LOOKUPS_MAX:
@@ -243,9 +257,21 @@ class KuzuGraph:
         )
         return [_decode(r[0]) for r in rows]  # type: ignore[misc]
 
+    def speech(self, video_id: str, start: float, end: float, *, as_of: float | None = None,
+               limit: int = 1000) -> list[Speech]:
+        """Utterances of a video that overlap ``[start, end]`` (ending after ``start``) (and had ended by ``as_of``), in time order."""
+        if not self._has_speech():
+            return []
+        rows = self._run(
+            "MATCH (u:Speech) WHERE u.video_id = $vid AND (u.t_end > $s OR u.t_start >= $s) AND u.t_start <= $e"
+            " AND ($asof IS NULL OR u.t_end <= $asof) RETURN u ORDER BY u.t_start, u.id LIMIT $limit",
+            {"vid": video_id, "s": float(start), "e": float(end), "asof": None if as_of is None else float(as_of),
+             "limit": int(limit)})
+        return [_decode(r[0]) for r in rows]  # type: ignore[misc]
+
     def counts(self, video_id: str | None = None) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for table in TABLES.values():
+        for table in self._tables():
             rows = self._run(
                 f"MATCH (n:{table.name}) WHERE $vid IS NULL OR n.video_id = $vid RETURN count(n)", {"vid": video_id}
             )
@@ -276,7 +302,10 @@ class KuzuGraph:
     def ids_by_video(self, kinds: Iterable[NodeKind]) -> dict[str, set[str]]:
         """Node ids of these kinds, grouped by video."""
         found: dict[str, set[str]] = defaultdict(set)
+        present = {t.kind for t in self._tables()}
         for kind in kinds:
+            if kind not in present:
+                continue
             for node_id, video_id in self._run(f"MATCH (n:{TABLES[kind].name}) RETURN n.id, n.video_id"):
                 found[video_id].add(node_id)
         return found
@@ -284,7 +313,7 @@ class KuzuGraph:
     def counts_by_video(self) -> dict[str, dict[str, int]]:
         """Per video, nodes per kind and non-hierarchy edges (the manifest's ``counts``)."""
         counts: dict[str, dict[str, int]] = defaultdict(dict)
-        for table in TABLES.values():
+        for table in self._tables():
             if table.kind is NodeKind.VIDEO:
                 continue
             for vid, n in self._run(f"MATCH (n:{table.name}) RETURN n.video_id, count(n)"):
@@ -299,8 +328,9 @@ class KuzuGraph:
 
     def video_graph(self, video_id: str) -> VideoGraph | None:
         """One video read back whole, as it was written (None if the graph does not hold it)."""
-        nodes: dict[NodeKind, list[Node]] = {}
-        for kind, table in TABLES.items():
+        nodes: dict[NodeKind, list[Node]] = {kind: [] for kind in TABLES}
+        for table in self._tables():
+            kind = table.kind
             order = " ORDER BY n.ordinal" if kind in (NodeKind.SUPER, NodeKind.MACRO) else " ORDER BY n.id"
             rows = self._run(f"MATCH (n:{table.name}) WHERE n.video_id = $vid RETURN n{order}", {"vid": video_id})
             nodes[kind] = [_decode(r[0]) for r in rows]
@@ -313,4 +343,4 @@ class KuzuGraph:
                  for a, b, c, lab, d in rows]
         return VideoGraph(video=nodes[NodeKind.VIDEO][0], supers=nodes[NodeKind.SUPER], macros=nodes[NodeKind.MACRO],
                           entities=nodes[NodeKind.ENTITY], events=nodes[NodeKind.EVENT], ocr=nodes[NodeKind.OCR],
-                          keyframes=nodes[NodeKind.KEYFRAME], edges=edges)
+                          speech=nodes[NodeKind.SPEECH], keyframes=nodes[NodeKind.KEYFRAME], edges=edges)

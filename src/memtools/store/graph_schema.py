@@ -20,6 +20,7 @@ from memtools.schema import (
     Node,
     NodeKind,
     OcrText,
+    Speech,
     SuperEvent,
     Video,
     VideoGraph,
@@ -65,6 +66,9 @@ TABLES: dict[NodeKind, _Table] = {
         _Table("OcrText", NodeKind.OCR, OcrText, (
             ("id", _S), ("video_id", _S), ("macro_id", _S), ("text", _S), ("description", _S),
             ("t_start", _D), ("t_end", _D))),
+        _Table("Speech", NodeKind.SPEECH, Speech, (
+            ("id", _S), ("video_id", _S), ("macro_id", _S), ("text", _S), ("speaker", _S),
+            ("t_start", _D), ("t_end", _D))),
         _Table("Keyframe", NodeKind.KEYFRAME, Keyframe, (
             ("id", _S), ("video_id", _S), ("t", _D), ("path", _S), ("macro_id", _S))),
     )
@@ -81,6 +85,8 @@ _PAIRS = (
     ("MacroEvent", "MacroEvent"), ("SuperEvent", "SuperEvent"), ("Keyframe", "MacroEvent"),
     ("Keyframe", "Entity"),
 )
+# Added with speech (issue 12): memories made before get them with ALTER TABLE on their next write.
+_SPEECH_PAIRS = (("MacroEvent", "Speech"), ("Entity", "Speech"), ("Speech", "Entity"), ("Speech", "MicroEvent"))
 
 
 def _schema_ddl() -> list[str]:
@@ -88,8 +94,9 @@ def _schema_ddl() -> list[str]:
     for table in TABLES.values():
         cols = ", ".join(f"{c} {t}" for c, t in table.columns)
         ddl.append(f"CREATE NODE TABLE IF NOT EXISTS {table.name}({cols}, PRIMARY KEY(id))")
-    pairs = ", ".join(f"FROM {a} TO {b}" for a, b in _PAIRS)
+    pairs = ", ".join(f"FROM {a} TO {b}" for a, b in (*_PAIRS, *_SPEECH_PAIRS))
     ddl.append(f"CREATE REL TABLE IF NOT EXISTS Rel({pairs}, category STRING, label STRING, description STRING)")
+    ddl += [f"ALTER TABLE Rel ADD IF NOT EXISTS FROM {a} TO {b}" for a, b in _SPEECH_PAIRS]
     ddl.append(f"CREATE NODE TABLE IF NOT EXISTS {_DETAIL}(id STRING, video_id STRING, children STRING, "
                "edges STRING, PRIMARY KEY(id))")
     return ddl
@@ -99,7 +106,7 @@ def _details(graph: VideoGraph) -> list[dict[str, str]]:
     """One row per macro event: its children and the edges among them, as JSON, so get_subgraph
     is one primary-key lookup (a traversal costs ~20 ms at 1,000 h on kuzu 0.11.3)."""
     children: dict[str, list[Node]] = defaultdict(list)
-    for node in [*graph.entities, *graph.events, *graph.ocr]:
+    for node in [*graph.entities, *graph.events, *graph.ocr, *graph.speech]:
         children[node.macro_id].append(node)
     owner = {n.id: n.macro_id for nodes in children.values() for n in nodes}
     edges: dict[str, list[list[str]]] = defaultdict(list)

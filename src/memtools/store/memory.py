@@ -379,7 +379,7 @@ class Memory:
                     title=g.video.title, duration=g.video.duration, status="ready", updated_at=now(),
                     counts={"super": len(g.supers), "macro": len(g.macros), "entity": len(g.entities),
                             "event": len(g.events), "ocr": len(g.ocr), "keyframe": len(g.keyframes),
-                            "edges": len(g.edges)},
+                            "edges": len(g.edges), **({"speech": len(g.speech)} if g.speech else {})},
                 )
             manifest.generation += 1
             write_manifest(self.path, manifest)

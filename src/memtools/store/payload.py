@@ -17,6 +17,7 @@ from memtools.schema import (
     MicroEvent,
     Node,
     OcrText,
+    Speech,
     SuperEvent,
     Video,
     VideoGraph,
@@ -25,7 +26,7 @@ from memtools.schema import (
 MAX_CONTEXT = 5  # context lines stored per node; SearchConfig.context_per_hit shows up to this many
 
 
-def payload(node: Video | SuperEvent | MacroEvent | Entity | MicroEvent | OcrText) -> str:
+def payload(node: Video | SuperEvent | MacroEvent | Entity | MicroEvent | OcrText | Speech) -> str:
     """One line of text that describes a node for search."""
     if isinstance(node, Video):
         title = node.title if node.title and node.title != node.id else ""
@@ -42,6 +43,8 @@ def payload(node: Video | SuperEvent | MacroEvent | Entity | MicroEvent | OcrTex
     elif isinstance(node, MicroEvent):
         parts = [node.action, node.description, node.event_type,
                  " ".join(p for p in (node.subject, node.object) if p)]
+    elif isinstance(node, Speech):
+        parts = [node.text, f"said by {node.speaker}" if node.speaker else ""]
     else:
         parts = [f'"{node.text}"', node.description]
     seen: list[str] = []
@@ -95,4 +98,5 @@ def index_rows(graphs: Sequence[VideoGraph]) -> list[dict[str, Any]]:
             rows.append(row(e, "entity", macro, macro.t_start, macro.t_end))
         rows += [row(ev, "event", macros[ev.macro_id], ev.t_start, ev.t_end) for ev in graph.events]
         rows += [row(o, "ocr", macros[o.macro_id], o.t_start, o.t_end) for o in graph.ocr]
+        rows += [row(u, "speech", macros[u.macro_id], u.t_start, u.t_end) for u in graph.speech]
     return rows

@@ -19,6 +19,7 @@ from memtools.schema import (
     MicroEvent,
     NodeKind,
     OcrText,
+    Speech,
     SuperEvent,
     kind_of_id,
 )
@@ -48,11 +49,13 @@ from memtools.tools.results import (
 from memtools.tools.entities import EntityTools
 from memtools.tools.search import SearchConfig
 from memtools.tools.searching import TOP_K_MAX, SearchTools, check_as_of
+from memtools.tools.transcript import TranscriptTools
 from memtools.tools.text import brief, hms
 
 LIST_LIMIT, LIST_MAX = 50, 200  # list_videos page size: default, most
 MAX_IDS = 50
 MAX_FRAMES = 16
+SPEECH_PER_MATCH = 3  # utterances search_by_time quotes per macro event
 ALL_LABELS = sorted(set().union(*LABELS.values()) - {"CONTAINS"})
 
 
@@ -83,6 +86,9 @@ def _node_item(node) -> NodeItem:
         detail = "; ".join(b for b in (node.description, who) if b)
         return NodeItem(id=node.id, kind="event", text=node.action or node.description, t_start=node.t_start,
                         t_end=node.t_end, detail=detail if node.action else who)
+    if isinstance(node, Speech):
+        return NodeItem(id=node.id, kind="speech", text=brief(node, 400), t_start=node.t_start, t_end=node.t_end,
+                        detail=node.speaker or "")
     assert isinstance(node, OcrText)
     return NodeItem(id=node.id, kind="ocr", text=f'"{node.text}"', t_start=node.t_start, t_end=node.t_end,
                     detail=node.description)
@@ -93,7 +99,7 @@ def _edge_item(e: EdgeRow) -> EdgeItem:
                     description=e.description, other_text=brief(e.other))
 
 
-class MemoryTools(SearchTools, EntityTools):
+class MemoryTools(SearchTools, EntityTools, TranscriptTools):
     """The tools over one ``Memory``. Thread-safe; every call is short.
 
     Navigation and search tools take an optional ``as_of_sec``: only what had happened by
@@ -133,6 +139,19 @@ class MemoryTools(SearchTools, EntityTools):
     def _check_window(self, start: float, end: float) -> None:
         if start < 0 or end <= start:
             raise ToolError(msg.BAD_WINDOW.format(start=start, end=end))
+
+    def _time_window(self, start_sec: float, end_sec: float, video_id: str | None,
+                     as_of_sec: float | None) -> tuple[str, float | None]:
+        """The video id and as-of time of a window call, once the window is checked against both."""
+        as_of = check_as_of(as_of_sec)
+        self._check_window(start_sec, end_sec)
+        if as_of is not None and start_sec > as_of:
+            raise ToolError(msg.WINDOW_AFTER_AS_OF.format(start=hms(start_sec), as_of=hms(as_of)))
+        vid = self._video_id(video_id)
+        duration = self.memory.manifest.videos[vid].duration
+        if duration and start_sec > duration:
+            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(duration)))
+        return vid, as_of
 
     # --- navigation ---------------------------------------------------------------------
 
@@ -262,9 +281,10 @@ class MemoryTools(SearchTools, EntityTools):
         items = [_node_item(n) for n in nodes]
         events = sorted((i for i in items if i.kind == "event"), key=lambda i: (i.t_start or 0, i.id))
         ocr = sorted((i for i in items if i.kind == "ocr"), key=lambda i: (i.t_start or 0, i.id))
+        speech = sorted((i for i in items if i.kind == "speech"), key=lambda i: (i.t_start or 0, i.id))
         return Subgraph(
             macro=_macro_item(macro, getattr(sup, "label", "")),
-            entities=[i for i in items if i.kind == "entity"], events=events, ocr=ocr,
+            entities=[i for i in items if i.kind == "entity"], events=events, ocr=ocr, speech=speech,
             edges=[EdgeItem(source=s, target=t, category=c, label=lab, description=d) for s, t, c, lab, d in edges],
         )
 
@@ -272,19 +292,15 @@ class MemoryTools(SearchTools, EntityTools):
 
     def search_by_time(self, start_sec: float, end_sec: float, video_id: str | None = None,
                        as_of_sec: float | None = None) -> TimeResult:
-        as_of = check_as_of(as_of_sec)
-        self._check_window(start_sec, end_sec)
-        if as_of is not None and start_sec > as_of:
-            raise ToolError(msg.WINDOW_AFTER_AS_OF.format(start=hms(start_sec), as_of=hms(as_of)))
-        vid = self._video_id(video_id)
-        duration = self.memory.manifest.videos[vid].duration
-        if duration and start_sec > duration:
-            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(duration)))
+        vid, as_of = self._time_window(start_sec, end_sec, video_id, as_of_sec)
         outline = self._outline(vid)
         macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec
                   and (as_of is None or m.t_end <= as_of)]
+        said = self._said(vid, start_sec, end_sec, as_of) if macros else {}
         return TimeResult(start_sec=start_sec, end_sec=end_sec, matches=[
-            TimeMatch(video_id=m.video_id, macro=_macro_item(m, getattr(outline.by_id.get(m.super_id), "label", "")))
+            TimeMatch(video_id=m.video_id, macro=_macro_item(m, getattr(outline.by_id.get(m.super_id), "label", "")),
+                      speech=[brief(u, 120) for u in said.get(m.id, [])[:SPEECH_PER_MATCH]],
+                      speech_total=len(said.get(m.id, [])))
             for m in macros])
 
     # --- traversal ----------------------------------------------------------------------

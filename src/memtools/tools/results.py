@@ -193,6 +193,7 @@ class Subgraph(_Result):
     events: list[NodeItem]
     ocr: list[NodeItem]
     edges: list[EdgeItem]
+    speech: list[NodeItem] = Field(default_factory=list)
 
     def render(self) -> str:
         m = self.macro
@@ -200,7 +201,7 @@ class Subgraph(_Result):
                  + (f" ({clip(m.super_label, 80)})" if m.super_label else "")]
         if m.summary:
             lines.append(f"Summary: {clip(m.summary, 800)}")
-        short = {n.id: n.id.rsplit("/", 1)[-1] for n in [*self.entities, *self.events, *self.ocr]}
+        short = {n.id: n.id.rsplit("/", 1)[-1] for n in [*self.entities, *self.events, *self.ocr, *self.speech]}
         lines.append(f"Entities ({len(self.entities)}):")
         lines += [f"- {short[e.id]} {e.text}" + (f" — {clip(e.detail, 200)}" if e.detail else "") for e in self.entities]
         lines.append(f"Micro-events ({len(self.events)}):")
@@ -210,6 +211,9 @@ class Subgraph(_Result):
             lines.append(f"On-screen text ({len(self.ocr)}):")
             lines += [f"- {short[o.id]} {span(o.t_start or 0, o.t_end or 0)} {o.text}"
                       + (f" — {clip(o.detail, 150)}" if o.detail else "") for o in self.ocr]
+        if self.speech:
+            lines.append(f"Speech ({len(self.speech)}):")
+            lines += [f"- {short[u.id]} {span(u.t_start or 0, u.t_end or 0)} {clip(u.text, 300)}" for u in self.speech]
         if self.edges:
             lines.append(f"Edges ({len(self.edges)}):")
             for e in self.edges:
@@ -271,6 +275,8 @@ class SearchResult(_Result):
 class TimeMatch(BaseModel):
     video_id: str
     macro: MacroItem
+    speech: list[str] = Field(default_factory=list)  # a few utterances of the window in this macro event
+    speech_total: int = 0
 
 
 class TimeResult(_Result):
@@ -287,6 +293,14 @@ class TimeResult(_Result):
             m = t.macro
             lines.append(f"- {m.id} {span(m.t_start, m.t_end)} {clip(m.label, 100)}"
                          f" (super {m.super_id}: {clip(m.super_label, 60)})")
+            if t.speech:
+                more = t.speech_total - len(t.speech)
+                lines.append("  said: " + " | ".join(clip(q, 120) for q in t.speech)
+                             + (f" (+{more} more)" if more > 0 else ""))
+        if any(t.speech_total > len(t.speech) for t in self.matches):
+            vid = self.matches[0].video_id
+            lines.append(f"Everything said: get_transcript(video_id='{vid}', start_sec={self.start_sec:g}, "
+                         f"end_sec={self.end_sec:g}).")
         lines = budgeted(lines, "narrow the window or pass video_id")
         lines.append("Next: get_subgraph(macro_id=...) for what happens inside.")
         return "\n".join(lines)

@@ -20,7 +20,7 @@ VideoId = Annotated[str | None, Field(
     description="Video id from list_videos. May be omitted when the memory holds a single video.")]
 Seconds = Annotated[float, Field(ge=0, le=10_000_000, allow_inf_nan=False,
                                   description="Seconds from the start of the video.")]
-NodeType = Literal["super", "macro", "entity", "event", "ocr"]
+NodeType = Literal["super", "macro", "entity", "event", "ocr", "speech"]
 AsOf = Annotated[float | None, Field(
     default=None, ge=0, le=10_000_000,
     description="Only what had happened (ended) by this second of the video, e.g. for 'what had happened by "
@@ -72,7 +72,8 @@ class SearchArgs(_Args):
         "A descriptive statement of what you look for, not a question, e.g. 'a man chops onions on a board'."))
     top_k: int = Field(default=10, ge=1, le=TOP_K_MAX, description="How many matches to return (1-50).")
     node_types: list[NodeType] | None = Field(default=None, description=(
-        "Only these kinds: super, macro, entity, event (micro-event), ocr (on-screen text). Default: all."))
+        "Only these kinds: super, macro, entity, event (micro-event), ocr (on-screen text), speech (what was said). "
+        "Default: all."))
     video_id: VideoId = Field(default=None, max_length=128, description="Only this video. Default: every video.")
     start_sec: Seconds | None = Field(default=None, description="Only nodes ending after this second.")
     end_sec: Seconds | None = Field(default=None, description="Only nodes starting before this second.")
@@ -109,6 +110,13 @@ class TimeArgs(_Args):
     start_sec: Seconds
     end_sec: Seconds
     video_id: VideoId = None
+    as_of_sec: AsOf = None
+
+
+class TranscriptArgs(_Args):
+    video_id: VideoId = None
+    start_sec: Seconds
+    end_sec: Seconds
     as_of_sec: AsOf = None
 
 
@@ -187,6 +195,10 @@ TOOL_SPECS: dict[str, ToolSpec] = {s.name: s for s in (
     ToolSpec("search_by_time", "search",
              "Macro events overlapping a time window [start_sec, end_sec], with their super event labels. Use it "
              "when the question names a time.", TimeArgs, MemoryTools.search_by_time),
+    ToolSpec("get_transcript", "search",
+             "What was said (speech recognised from the audio, or subtitles) between start_sec and end_sec: one "
+             "utterance per line with its time and speaker when known, a page at a time. Use it for questions "
+             "about what someone said.", TranscriptArgs, MemoryTools.get_transcript),
     ToolSpec("get_relations", "traversal",
              "Typed edges at any node (outgoing, incoming or both) with labels and reasons: follow causes "
              "(CAUSES, PREVENTS, ENABLES), roles (PERFORMS, RECEIVES, USES_TOOL) and layout (LOCATED_IN, ...).",

