@@ -107,3 +107,23 @@ def test_an_empty_memory_gets_an_index_that_says_so(tmp_path):
         report = export_show(memory, tmp_path / "site")
     data = page_data(report.index.read_text(encoding="utf-8"))
     assert data["total"] == 0 and data["rows"] == [] and not report.pages
+
+
+def test_a_video_with_speech_gets_a_speech_density_row(tmp_path):
+    from memtools.show.collect import video_view
+    from memtools.show.timeline import draw_timeline
+    from memtools.testing import kitchen_graph, with_speech
+    from memtools.tools import MemoryTools
+
+    path = tmp_path / "m"
+    with Memory.create(path, TestEmbedder(16)) as memory:
+        memory.write_video(with_speech(kitchen_graph()))
+        memory.write_video(kitchen_graph("silent"))
+        tools = MemoryTools(memory)
+        spoken, silent = video_view(tools, "kitchen"), video_view(tools, "silent")
+        assert spoken["speech"] and all(a <= b for a, b in spoken["speech"]) and silent["speech"] == []
+        heights = {}
+        for name, view in (("spoken", spoken), ("silent", silent)):
+            draw_timeline(view, tmp_path / f"{name}.png", memory_path=path)
+            heights[name] = cv2.imread(str(tmp_path / f"{name}.png")).shape[0]
+    assert heights["spoken"] == heights["silent"] + 60  # one more row of 0.6 in at 100 dpi

@@ -143,7 +143,23 @@ def video_view(tools: MemoryTools, video_id: str) -> dict[str, Any]:
     view["strip"] = [[f["t"], PurePosixPath(f["path"]).name] for f in _evenly(frames, STRIP_FRAMES)]
     view["frame_paths"] = {PurePosixPath(f["path"]).name: f["path"] for f in frames}
     view["entities"] = main_entities(macros, view["subgraphs"], view["video"]["key_entities"])
+    view["speech"] = speech_spans(tools, video_id)
     return view
+
+
+def speech_spans(tools: MemoryTools, video_id: str, page: int = 1000) -> list[list[float]]:
+    """[start, end] of every utterance, in time order (empty for a memory without speech)."""
+    spans: list[list[float]] = []
+    seen: set[str] = set()
+    start = 0.0
+    with tools._reading() as g:  # noqa: SLF001 - the tools' own guarded read
+        while True:
+            found = g.speech(video_id, start, 1e12, limit=page)
+            spans += [[u.t_start, u.t_end] for u in found if u.id not in seen]
+            seen.update(u.id for u in found)
+            if len(found) < page:
+                return spans
+            start = found[-1].t_start + 1e-6
 
 
 def used_frames(view: dict[str, Any]) -> dict[str, str]:

@@ -2,8 +2,7 @@
 
 Rows from top to bottom: a keyframe strip, super-event bands, macro events with their
 labels (a label is drawn only where it fits), one lane per main entity showing the macro
-events it appears in, and speech density when the memory holds speech (it does not yet:
-the row is left out).
+events it appears in, and speech density when the video has speech.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ def draw_timeline(view: dict[str, Any], out: str | os.PathLike | BinaryIO, *, me
     """Write the timeline PNG of ``view`` (from ``collect.video_view``) to ``out`` (a path or a
     binary file); returns ``out``.
 
-    ``speech``: (start, end) spans of speech, drawn as a density row when given.
+    ``speech``: (start, end) spans of speech, drawn as a density row; default: the view's own.
     """
     import matplotlib
 
@@ -53,6 +52,7 @@ def draw_timeline(view: dict[str, Any], out: str | os.PathLike | BinaryIO, *, me
     video, supers, macros = view["video"], view["supers"], view["macros"]
     duration = float(video["duration"] or max([m["t1"] for m in macros] or [1.0])) or 1.0
     lanes = view["entities"]
+    speech = speech if speech is not None else view.get("speech")
     rows = [("frames", 1.4)] if view.get("strip") else []
     rows += [("super", 0.8), ("macro", 1.4)] + [("entity", 0.32)] * len(lanes)
     if speech:
