@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
@@ -15,7 +14,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "import-captions",
         help="build a memory from .srt/.vtt subtitles or dense-caption JSON (ActivityNet / YouCook2 layout)",
         description="Each caption becomes a micro-event; captions are grouped into macro and super events by "
-                    "time. Re-importing a video replaces it.",
+                    "time. Re-importing a video replaces it. A killed import resumes when run again: the videos "
+                    "it had written are kept, the rest are written.",
     )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help=".srt, .vtt or dense-caption .json files")
     add_memory_arg(p)
@@ -23,11 +23,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--video-id", help="video id for a single subtitle file (default: from its file name)")
     p.add_argument("--title", help="title for a single subtitle file")
     p.add_argument("--batch-size", type=int, default=200, help="videos written per atomic step (default 200)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from memtools.errors import ImportFormatError
+    from memtools.importers.bulk import bulk_write, import_key
     from memtools.importers.captions import graphs_from_files
 
     for path in args.files:
@@ -37,14 +39,14 @@ def run(args: argparse.Namespace) -> int:
         raise ImportFormatError("--video-id names one video; pass a single subtitle file with it")
     graphs = list(graphs_from_files(args.files, video_id=args.video_id, title=args.title))
     start = time.monotonic()
+    key = import_key(args.files, kind="captions", video_id=args.video_id, title=args.title)
     with create_memory(args.memory, args.embedder) as memory:
-        def progress(done: int) -> None:
-            print(f"  wrote {done}/{len(graphs)} videos ({time.monotonic() - start:.1f} s)", file=sys.stderr)
-
-        memory.write_videos(graphs, batch_size=max(1, args.batch_size), progress=progress)
+        result = bulk_write(memory, graphs, key=key, batch_size=max(1, args.batch_size),
+                            show_progress=not args.no_progress)
         events = sum(len(g.events) for g in graphs)
         macros = sum(len(g.macros) for g in graphs)
-        print(f"Imported {len(graphs)} video(s): {events} captions as micro-events in {macros} macro events "
+        resumed = f", {result.skipped} already written by the interrupted run" if result.skipped else ""
+        print(f"Imported {len(graphs)} video(s){resumed}: {events} captions as micro-events in {macros} macro events "
               f"into {args.memory} ({time.monotonic() - start:.1f} s).")
         if graphs:
             print(f"Next: memtools tool search_nodes --memory {args.memory} --query \"...\"")
