@@ -7,6 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
+from memtools.cli.costs import add_budget_arguments
 from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
 from memtools.errors import BuildError, PerceptionError
 
@@ -45,11 +46,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--video-id", help="id for the video (single video only; default: from the file name)")
     p.add_argument("--fresh", action="store_true", help="ignore checkpoints of earlier runs and start over")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    add_budget_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from memtools.build import TextProgress, abuild_videos
+    from memtools.build.budget import BudgetExceeded, spending_limit
+    from memtools.cli.costs import budget_from_args
     from memtools.build.settings import resolve_settings, vlm_from_settings
     from memtools.video import probe
 
@@ -64,14 +68,21 @@ def run(args: argparse.Namespace) -> int:
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
     sink = None if args.quiet else TextProgress(sys.stderr)
     with create_memory(args.memory, settings.embedder) as memory:
+        budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
         try:
-            summary = asyncio.run(abuild_videos(
-                memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,
-                config=settings.config, sink=sink, fresh=args.fresh, infos=infos,
-            ))
+            with spending_limit(budget):
+                summary = asyncio.run(abuild_videos(
+                    memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,
+                    config=settings.config, sink=sink, fresh=args.fresh, infos=infos,
+                ))
+        except BudgetExceeded as exc:
+            raise BudgetExceeded(f"{exc}\nFinished steps are checkpointed: run the same command again (with a larger "
+                                 "budget) to resume.") from exc
         except PerceptionError as exc:
             raise PerceptionError(f"{exc}\nFinished steps are checkpointed: run the same command again to resume."
                                   ) from exc
         reports = [str(memory.work_dir(v.video_id) / "report.json") for v in summary.videos if not v.skipped]
         print(summary.render(str(args.memory), reports))
+        if budget is not None:
+            print(f"Model calls of this run: {budget.summary()}")
     return 0

@@ -28,6 +28,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from memtools.costs import tokens_from_usage
 from memtools.errors import PerceptionError
 from memtools.perception.base import (
     BaseVLM,
@@ -209,7 +210,7 @@ class OpenAIVLM(BaseVLM):
                     problem, cause = f"connection failed ({type(exc).__name__}: {exc})", exc
                 else:
                     if response.is_success:
-                        return self._parse(response)
+                        return self._parse(response, request)
                     status = response.status_code
                     message = _server_message(response)
                     if not _retryable(status):
@@ -233,7 +234,7 @@ class OpenAIVLM(BaseVLM):
             f"{self.model_name} at {self.url} failed {policy.max_attempts} times; last: {problem}"
         ) from cause
 
-    def _parse(self, response: httpx.Response) -> PerceptionResponse:
+    def _parse(self, response: httpx.Response, request: PerceptionRequest) -> PerceptionResponse:
         try:
             data = response.json()
             choice = data["choices"][0]
@@ -246,13 +247,11 @@ class OpenAIVLM(BaseVLM):
         content = message.get("content")
         if isinstance(content, list):  # some servers answer with content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        usage = data.get("usage") or {}
+        tokens_in, tokens_out, estimated = tokens_from_usage(
+            data.get("usage") or None, (request.system or "") + request.prompt, content or "", len(request.frames))
         return PerceptionResponse(
             text=content or "",
-            usage=Usage(
-                prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                completion_tokens=int(usage.get("completion_tokens") or 0),
-            ),
+            usage=Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out, estimated=estimated),
             model=str(data.get("model") or self.model_name),
             finish_reason=choice.get("finish_reason"),
         )
