@@ -39,6 +39,7 @@ IMAGE_TOKENS = 765  # a 512x512-ish frame in OpenAI's accounting; only used when
 OTHER = "_other"
 PRICES_ENV = "MEMTOOLS_PRICES"
 _lock = threading.Lock()
+_STAGE_OF_STEP = {"window": "segment", "macro": "extract", "chunk": "aggregate", "root": "aggregate"}  # old records
 
 
 def estimate_tokens(text: str, images: int = 0) -> int:
@@ -117,7 +118,7 @@ def collect(memory_path: str | os.PathLike) -> list[CostRow]:
             except (OSError, ValueError):
                 continue
             usage = data.get("usage") or {}
-            stage = path.relative_to(calls).parts[0]
+            stage = str(data.get("stage") or _STAGE_OF_STEP.get(path.name.split("_")[0], "model"))
             add(folder.name, stage, str(data.get("model") or ""), int(usage.get("prompt_tokens") or 0),
                 int(usage.get("completion_tokens") or 0), bool(data.get("estimated")))
         log = folder / "usage.jsonl"

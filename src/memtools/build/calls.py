@@ -138,7 +138,7 @@ class ModelCalls:
                           "finish_reason": response.finish_reason,
                           "usage": {"prompt_tokens": response.usage.prompt_tokens,
                                     "completion_tokens": response.usage.completion_tokens},
-                          "estimated": response.usage.estimated}
+                          "estimated": response.usage.estimated, "stage": stage}
                 self.checkpoints.save(name, record)
                 self.usage.calls += 1
                 self.usage.input_tokens += response.usage.prompt_tokens
