@@ -124,3 +124,36 @@ def test_budget_stops_the_build_before_passing_it_and_a_rerun_resumes(tmp_path, 
         assert report.usage.cached_calls == paid  # the answered calls were not paid twice
         assert memory.manifest.videos["clip"].status == "ready"
     assert sum(r.tally.calls for r in collect(memory_path)) == server.requests
+
+
+@pytest.mark.parametrize("with_usage", [True, False])
+def test_embeddings_over_http_are_counted_by_an_import(tmp_path, monkeypatch, with_usage):
+    from memtools.embed import OpenAIEmbedder
+    from memtools.importers.bulk import bulk_write
+    from memtools.importers.captions import Caption, CaptionedVideo, graph_from_captions
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    texts_sent: list[str] = []
+
+    def embeddings(request: httpx.Request) -> httpx.Response:
+        inputs = json.loads(request.content)["input"]
+        texts_sent.extend(inputs)
+        answer = {"object": "list", "model": "tiny-embed",
+                  "data": [{"object": "embedding", "index": i, "embedding": [1.0, float(i + 1), 0.5, len(t)]}
+                           for i, t in enumerate(inputs)]}
+        if with_usage:
+            answer["usage"] = {"prompt_tokens": 7 * len(inputs), "total_tokens": 7 * len(inputs)}
+        return httpx.Response(200, json=answer)
+
+    embedder = OpenAIEmbedder("tiny-embed", base_url="https://api.test/v1", dim=4,
+                              transport=httpx.MockTransport(embeddings))
+    graphs = [graph_from_captions(CaptionedVideo(f"v{n}", [Caption(0, 5, f"a cook chops onions {n}"),
+                                                           Caption(6, 9, "the pan is hot")])) for n in range(3)]
+    with Memory.create(tmp_path / "m", embedder) as memory:
+        bulk_write(memory, graphs, show_progress=False)
+    (row,) = [r for r in collect(tmp_path / "m") if r.stage == "embed"]
+    assert row.model == "openai:tiny-embed" and row.tally.estimated is (not with_usage)
+    if with_usage:
+        assert row.tally.tokens_in == 7 * len(texts_sent)
+    else:
+        assert row.tally.tokens_in >= sum(len(t) for t in texts_sent) // 4

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from memtools.costs import Tally, record
 from memtools.schema import VideoGraph
 from memtools.store import Memory
 
@@ -98,6 +99,7 @@ def bulk_write(memory: Memory, graphs: Sequence[VideoGraph], *, key: str | None 
     bar = _bar(len(graphs), len(graphs) - len(todo), show_progress, stream or sys.stderr)
     cache: dict[str, object] = {}
     captions = [0]
+    before = _embedding_usage(memory)
     try:
         for i in range(0, len(todo), max(1, batch_size)):
             batch = todo[i:i + max(1, batch_size)]
@@ -116,7 +118,23 @@ def bulk_write(memory: Memory, graphs: Sequence[VideoGraph], *, key: str | None 
             bar.close()
     if ledger:
         ledger.finish()
+    _record_embedding_usage(memory, before)
     return BulkResult(written=len(todo), skipped=len(graphs) - len(todo), seconds=time.monotonic() - start)
+
+
+def _embedding_usage(memory: Memory) -> Tally | None:
+    """The embedder's token tally when it is a paid API (``OpenAIEmbedder.usage``), else None."""
+    usage = getattr(memory.embedder, "usage", None)
+    return Tally(usage.calls, usage.tokens_in, usage.tokens_out, usage.estimated) if isinstance(usage, Tally) else None
+
+
+def _record_embedding_usage(memory: Memory, before: Tally | None) -> None:
+    after = _embedding_usage(memory)
+    if after is None or after.calls == (before.calls if before else 0):
+        return
+    spent_in = after.tokens_in - (before.tokens_in if before else 0)
+    record(memory.path, "embed", memory.embedder.name, None if after.estimated else {"prompt_tokens": spent_in},
+           prompt_text="x" * (spent_in * 4))
 
 
 def _bar(total: int, done: int, show: bool, stream: TextIO):
