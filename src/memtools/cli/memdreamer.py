@@ -31,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memtools.importers.bulk import import_key
     from memtools.importers.memdreamer import import_memdreamer, read_memdreamer
 
     if args.dry_run:
@@ -41,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
             def progress(video) -> None:
                 print(f"  {video.status} {video.key}", file=sys.stderr)
 
+            key = import_key([args.root], kind="memdreamer", videos=sorted(args.videos or []))
             report = import_memdreamer(memory, args.root, args.videos,
-                                       progress=progress if args.verbose else None)
+                                       progress=progress if args.verbose else None, resume_key=key)
     print(report.render())
     if args.report is not None:
         args.report.write_text(report.model_dump_json(indent=2), encoding="utf-8")
