@@ -1,6 +1,6 @@
 """Bulk import: many videos per write, embeddings shared across batches, resumable after a kill.
 
-``bulk_write`` writes ready-made video graphs (caption and MEMDREAMER imports) into a memory:
+``bulk_write`` writes video graphs (a list, or a stream that keeps memory bounded) into a memory:
 
 * many videos per atomic step (``Memory.write_videos``: one kuzu transaction and one lance
   append per batch, indexes folded in once per batch rather than once per video);
@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -86,40 +86,58 @@ class BulkResult:
     seconds: float
 
 
-def bulk_write(memory: Memory, graphs: Sequence[VideoGraph], *, key: str | None = None, batch_size: int = 200,
-               show_progress: bool = True, stream: TextIO | None = None,
+def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None = None, batch_size: int = 200,
+               show_progress: bool = True, stream: TextIO | None = None, total: int | None = None,
                on_batch: Callable[[Sequence[VideoGraph]], None] | None = None) -> BulkResult:
-    """Write ``graphs`` in batches of ``batch_size``; with ``key``, resume a killed import of the same key."""
+    """Write ``graphs`` (any iterable: a stream keeps memory bounded) ``batch_size`` videos per atomic
+    step; with ``key``, skip the videos a killed run of the same import had landed. ``total`` (videos)
+    sizes the progress bar when ``graphs`` has no length."""
     start = time.monotonic()
     ledger = ImportLedger(memory, key) if key else None
     landed = ledger.landed() if ledger else set()
-    todo = [g for g in graphs if g.video_id not in landed]
     if ledger:
         ledger.start()
-    bar = _bar(len(graphs), len(graphs) - len(todo), show_progress, stream or sys.stderr)
+    if total is None and isinstance(graphs, Sized):
+        total = len(graphs)
+    bar = _bar(total, show_progress, stream or sys.stderr)
     cache: dict[str, object] = {}
-    captions = [0]
+    counts = {"written": 0, "skipped": 0, "captions": 0}
     before = _embedding_usage(memory)
+
+    def flush(batch: list[VideoGraph]) -> None:
+        memory.write_videos(batch, batch_size=len(batch), embed_cache=cache)
+        if ledger:
+            ledger.add([g.video_id for g in batch])
+        if on_batch is not None:
+            on_batch(batch)
+        counts["written"] += len(batch)
+        counts["captions"] += sum(len(g.events) for g in batch)
+        if bar is not None:
+            elapsed = max(time.monotonic() - start, 1e-9)
+            bar.set_postfix_str(f"{counts['captions'] / elapsed:.0f} captions/s", refresh=False)
+            bar.update(len(batch))
+
     try:
-        for i in range(0, len(todo), max(1, batch_size)):
-            batch = todo[i:i + max(1, batch_size)]
-            memory.write_videos(batch, batch_size=len(batch), embed_cache=cache)
-            if ledger:
-                ledger.add([g.video_id for g in batch])
-            if on_batch is not None:
-                on_batch(batch)
-            captions[0] += sum(len(g.events) for g in batch)
-            if bar is not None:
-                elapsed = max(time.monotonic() - start, 1e-9)
-                bar.set_postfix_str(f"{captions[0] / elapsed:.0f} captions/s", refresh=False)
-                bar.update(len(batch))
+        batch: list[VideoGraph] = []
+        for graph in graphs:
+            if graph.video_id in landed:
+                counts["skipped"] += 1
+                if bar is not None:
+                    bar.update(1)
+                continue
+            batch.append(graph)
+            if len(batch) >= max(1, batch_size):
+                flush(batch)
+                batch = []
+        if batch:
+            flush(batch)
     finally:
         if bar is not None:
             bar.close()
     if ledger:
         ledger.finish()
     _record_embedding_usage(memory, before)
-    return BulkResult(written=len(todo), skipped=len(graphs) - len(todo), seconds=time.monotonic() - start)
+    return BulkResult(written=counts["written"], skipped=counts["skipped"], seconds=time.monotonic() - start)
 
 
 def _embedding_usage(memory: Memory) -> Tally | None:
@@ -137,10 +155,9 @@ def _record_embedding_usage(memory: Memory, before: Tally | None) -> None:
            prompt_text="x" * (spent_in * 4))
 
 
-def _bar(total: int, done: int, show: bool, stream: TextIO):
+def _bar(total: int | None, show: bool, stream: TextIO):
     if not show:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=done, unit="video", desc="importing", file=stream, mininterval=1.0,
-                dynamic_ncols=True)
+    return tqdm(total=total, unit="video", desc="importing", file=stream, mininterval=1.0, dynamic_ncols=True)
