@@ -65,6 +65,8 @@ def test_ask_answers_and_prints_the_trace(memory_dir, capsys):
     assert "call: search_nodes(query='the cook covers the burning pan')" in out
     assert "call: get_subgraph(macro_id='kitchen/macro_0002')" in out
     assert "clue: evt_002: cook smothers the fire with a metal lid" in out
+    assert out.count("tokens: 1,200 in, 60 out") == 3  # one line per round, from each response's usage
+    assert "Tokens of this question: 3,600 in, 180 out" in out
     first = json.loads(route.calls[0].request.content)
     assert first["model"] == "test-model" and first["tool_choice"] == "required"
     assert {t["function"]["name"] for t in first["tools"]} >= {"search_nodes", "get_subgraph", "answer"}
@@ -83,6 +85,9 @@ def test_ask_json_prints_the_trajectory(memory_dir, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["answer"] == "B" and data["status"] == "answered" and data["rounds"] == 1
     assert data["usage"] == {"input_tokens": 1900, "output_tokens": 70, "total_tokens": 1970}
+    assert [(r["in"], r["out"], r["estimated"]) for r in data["tokens_per_round"]] == [(1000, 50, False),
+                                                                                       (900, 20, False)]
+    assert data["tokens"] == {"in": 1900, "out": 70, "estimated": False}
     assert [s["kind"] for s in data["trace"]] == ["reason", "act", "reason", "answer"]
     assert "kitchen/macro_0002" in data["trace"][1]["observation"]
 
@@ -211,3 +216,16 @@ def test_eval_rejects_a_malformed_question_file(memory_dir, tmp_path, capsys):
     bad.write_text('{"key": "kitchen"}\n')
     assert main(["eval", "--memory", str(memory_dir), "--questions", str(bad), *MODEL_ARGS]) == 1
     assert "bad.jsonl:1: expected an object with 'key' and 'qa'" in capsys.readouterr().err
+
+
+def test_ask_without_usage_reports_estimated_tokens(memory_dir, capsys):
+    bare = [completion(calls("answer", useful_info="lid", answer="B"))]
+    body = json.loads(bare[0].content)
+    del body["usage"]
+    with respx.mock() as mock:
+        mock.post(f"{BASE}/chat/completions").mock(side_effect=[httpx.Response(200, json=body)])
+        assert main(ask_argv(memory_dir, "--json")) == 0
+    data = json.loads(capsys.readouterr().out)
+    (only,) = data["tokens_per_round"]
+    assert only["estimated"] and only["in"] == data["prompt_tokens_est"][0] > 0
+    assert data["tokens"]["estimated"] is True

@@ -407,3 +407,19 @@ def test_keys_that_slugify_alike_keep_the_first(tmp_path):
     report = read_memdreamer(tmp_path).report
     assert [(v.key, v.status) for v in report.videos] == [("trip 1", "parsed"), ("trip_1", "skipped")]
     assert "already taken by 'trip 1'" in report.videos[1].error
+
+
+def test_a_killed_import_resumes_from_its_ledger(release, tmp_path):
+    from memtools.importers.bulk import ImportLedger
+
+    memory_path = tmp_path / "memory"
+    with Memory.create(memory_path, TestEmbedder(64)) as memory:
+        import_memdreamer(memory, release, videos=[LECTURE])
+        ledger = ImportLedger(memory, "k")
+        ledger.start()  # as if the run had been killed after landing the lecture
+        ledger.add([LV])
+        before = memory.manifest.videos[LV].updated_at
+        report = import_memdreamer(memory, release, resume_key="k")
+        assert memory.manifest.videos[LV].updated_at == before  # landed by the killed run: not written again
+        assert {v.video_id for v in report.videos if v.status == "imported"} == set(memory.video_ids())
+        assert len(memory.video_ids()) == 2 and not ledger.path.exists()

@@ -18,6 +18,7 @@ import heapq
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable
 
+from memtools.build.budget import current_budget
 from memtools.build.checkpoint import Checkpoints
 from memtools.build.prompts import Prompt
 from memtools.build.repair import AnswerError, parse_answer
@@ -122,11 +123,22 @@ class ModelCalls:
                     request = PerceptionRequest(prompt=current.text, system=current.system, frames=shown,
                                                 json_mode=True, max_tokens=max_tokens)
                     async with self._slots.take(priority):
-                        response = await self.vlm.complete(request)
+                        budget = current_budget()  # --max-tokens / --max-cost: stop before passing it
+                        held = budget.admit((current.system or "") + current.text, len(shown), max_tokens) \
+                            if budget is not None else None
+                        try:
+                            response = await self.vlm.complete(request)
+                        finally:
+                            if budget is not None and held is not None:
+                                budget.release(held)
+                        if budget is not None:
+                            budget.spent.add(response.usage.prompt_tokens, response.usage.completion_tokens,
+                                             response.usage.estimated, calls=1)
                 record = {"key": request_key(request), "text": response.text, "model": response.model,
                           "finish_reason": response.finish_reason,
                           "usage": {"prompt_tokens": response.usage.prompt_tokens,
-                                    "completion_tokens": response.usage.completion_tokens}}
+                                    "completion_tokens": response.usage.completion_tokens},
+                          "estimated": response.usage.estimated, "stage": stage}
                 self.checkpoints.save(name, record)
                 self.usage.calls += 1
                 self.usage.input_tokens += response.usage.prompt_tokens

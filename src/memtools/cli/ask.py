@@ -65,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from memtools.agent import format_trace, split_options, trajectory
+    from memtools.agent.trajectory import format_tokens
 
     question, options = args.question, dict(args.option)
     if not options:
@@ -82,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0 if state.get("answer") is not None else 1
     print(format_trace(state))
+    print(f"Tokens of this question: {format_tokens(trajectory(state)['tokens'])}")
     answer = state.get("answer")
     if answer is None:
         print("No answer: the model gave none, even when forced.", file=sys.stderr)

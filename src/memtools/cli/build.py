@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory
+from memtools.cli.costs import add_budget_arguments
 from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
 from memtools.cli.speech_args import add_speech_args, recognizers
 from memtools.errors import BuildError, PerceptionError, SpeechError
@@ -59,12 +60,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--video-id", help="id for the video (single video only; default: from the file name)")
     p.add_argument("--fresh", action="store_true", help="ignore checkpoints of earlier runs and start over")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    add_budget_arguments(p)
     add_fleet_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from memtools.build import TextProgress, abuild_videos
+    from memtools.build.budget import BudgetExceeded, spending_limit
+    from memtools.cli.costs import budget_from_args
     from memtools.build.settings import resolve_settings, vlm_from_settings
     from memtools.video import probe
 
@@ -76,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
         "concurrency": args.concurrency, "window_sec": args.window_sec,
     })
     if wants_fleet(args):
+        if getattr(args, "max_cost", None) is not None or getattr(args, "max_tokens", None) is not None:
+            raise BuildError("fleet builds (--from-list, --ray) do not take --max-cost/--max-tokens yet: limit "
+                             "concurrency with --endpoint-limit, or build with a budget one command at a time")
         if args.speech not in ("auto", "none") or args.subtitles:
             raise BuildError("fleet builds (--from-list, --ray) do not recognise speech yet: build videos with "
                              "--speech/--subtitles one command each, or pass --speech none")
@@ -90,14 +97,21 @@ def run(args: argparse.Namespace) -> int:
     speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
     sink = None if args.quiet else TextProgress(sys.stderr)
     with create_memory(args.memory, settings.embedder, args.tables) as memory:
+        budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
         try:
-            summary = asyncio.run(abuild_videos(
-                memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,
-                config=settings.config, sink=sink, fresh=args.fresh, infos=infos, speech=speech,
-            ))
+            with spending_limit(budget):
+                summary = asyncio.run(abuild_videos(
+                    memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,
+                    config=settings.config, sink=sink, fresh=args.fresh, infos=infos, speech=speech,
+                ))
+        except BudgetExceeded as exc:
+            raise BudgetExceeded(f"{exc}\nFinished steps are checkpointed: run the same command again (with a larger "
+                                 "budget) to resume.") from exc
         except (PerceptionError, SpeechError) as exc:
             raise type(exc)(f"{exc}\nFinished steps are checkpointed: run the same command again to resume."
                             ) from exc
         reports = [str(memory.work_dir(v.video_id) / "report.json") for v in summary.videos if not v.skipped]
         print(summary.render(str(args.memory), reports))
+        if budget is not None:
+            print(f"Model calls of this run: {budget.summary()}")
     return 0

@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
     from memtools.agent.evaluation import load_questions, run_eval, trajectory_path
+    from memtools.agent.trajectory import format_tokens, tokens_total
     from memtools.show.trace import write_trace
     from memtools.tools import MemoryTools
 
@@ -82,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
             right[0] += bool(record["correct"])
             mark = "ok " if record["correct"] else "bad"
             bar.write(f"[{done[0]}] {mark} {record['uid']}: answer {record['answer']} gold {record['gold']} "
-                      f"({record['status']}, {record['rounds']} rounds)", file=sys.stderr)
+                      f"({record['status']}, {record['rounds']} rounds, tokens {format_tokens(record['tokens'])})",
+                      file=sys.stderr)
             if args.trace:
                 write_trace(trace_path(out, record), record, tools)
             bar.update(1)
@@ -95,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
     print(f"Accuracy: {_pct(s['correct'], s['n'])} of {total} questions "
           f"(answered {s['answered']}, forced {s['forced']}, no answer {s['no_answer']}; "
           f"resumed {s['resumed']}, errors {s['errors']}, skipped {s['skipped']}; mean rounds {s['mean_rounds']:.2f})")
+    tokens = [r["tokens"] for r in result.records if r.get("tokens")]  # older trajectories have none
+    if tokens:
+        print(f"Tokens: {format_tokens(tokens_total(tokens))} over {len(tokens)} question(s) "
+              f"(per question and per round in each trajectory's tokens / tokens_per_round)")
     if s["per_type"]:
         print("Per question type:")
         width = max(len(t) for t in s["per_type"])

@@ -10,7 +10,6 @@ counted in the summary with its first examples.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
@@ -24,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Each caption becomes a micro-event; captions are grouped into macro and super events by "
                     "time. Re-importing a video replaces it. Repairs of the input (negative times, cues that "
                     "end before they start, captions past the duration, empty captions) are listed in the "
-                    "summary; captions with NaN or infinite times are rejected.",
+                    "summary; captions with NaN or infinite times are rejected. A killed import resumes when "
+                    "run again: the videos it had written are kept, the rest are written.",
     )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE", help=".srt, .vtt or dense-caption .json files")
     add_memory_arg(p)
@@ -35,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--encoding", default=None,
                    help="text encoding of subtitle files (default: UTF-8, else cp1252/latin-1 with a notice)")
     p.add_argument("--batch-size", type=int, default=200, help="videos written per atomic step (default 200)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=run)
 
 
@@ -56,9 +57,8 @@ def _count(paths: list[Path], args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm.auto import tqdm
-
     from memtools.errors import ImportFormatError
+    from memtools.importers.bulk import bulk_write, import_key
     from memtools.importers.caption_checks import ImportNotes
     from memtools.importers.captions import graphs_from_files
 
@@ -70,35 +70,26 @@ def run(args: argparse.Namespace) -> int:
     start = time.monotonic()
     total_videos = _count(args.files, args)
     notes = ImportNotes()
-    totals = {"videos": 0, "captions": 0, "macros": 0}
+    totals = {"captions": 0, "macros": 0}
 
     def counted(graphs):
         for graph in graphs:
-            totals["videos"] += 1
             totals["captions"] += len(graph.events)
             totals["macros"] += len(graph.macros)
             yield graph
 
     graphs = counted(graphs_from_files(args.files, video_id=args.video_id, title=args.title,
                                        encoding=args.encoding, notes=notes))
-    with create_memory(args.memory, args.embedder, args.tables) as memory, \
-            tqdm(total=total_videos, desc="import", unit="video", file=sys.stderr, mininterval=1.0,
-                 disable=not sys.stderr.isatty()) as bar:
-        def progress(done: int) -> None:
-            elapsed = max(time.monotonic() - start, 1e-9)
-            bar.update(done - bar.n)
-            bar.set_postfix_str(f"{totals['captions'] / elapsed:.0f} captions/s")
-            if not sys.stderr.isatty():
-                print(f"  wrote {done}/{total_videos} videos, {totals['captions']} captions ({elapsed:.1f} s, "
-                      f"{done / elapsed:.1f} videos/s, {totals['captions'] / elapsed:.0f} captions/s)", file=sys.stderr)
-
-        written = memory.write_videos(graphs, batch_size=max(1, args.batch_size), progress=progress)
-    elapsed = time.monotonic() - start
-    print(f"Imported {written} video(s): {totals['captions']} captions as micro-events in {totals['macros']} "
-          f"macro events into {args.memory} ({elapsed:.1f} s).")
+    key = import_key(args.files, kind="captions", video_id=args.video_id, title=args.title)
+    with create_memory(args.memory, args.embedder, args.tables) as memory:
+        result = bulk_write(memory, graphs, key=key, batch_size=max(1, args.batch_size), total=total_videos,
+                            show_progress=not args.no_progress)
+    resumed = f", {result.skipped} already written by the interrupted run" if result.skipped else ""
+    print(f"Imported {result.written + result.skipped} video(s){resumed}: {totals['captions']} captions as "
+          f"micro-events in {totals['macros']} macro events into {args.memory} ({time.monotonic() - start:.1f} s).")
     if notes:
         print("Changed or left out while importing (the files are unchanged):")
         print("\n".join(notes.render()))
-    if written:
+    if result.written or result.skipped:
         print(f"Next: memtools tool search_nodes --memory {args.memory} --query \"...\"")
     return 0

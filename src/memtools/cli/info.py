@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memtools.cli.common import add_memory_arg, open_memory
+from memtools.cli.costs import add_prices_arg
 from memtools.store.integrity import damage_message, quick_problems
 from memtools.tools.text import hms
 
@@ -14,6 +15,9 @@ SHOW_VIDEOS = 20
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("info", help="show the videos, counts, size and embedder of a memory")
     add_memory_arg(p)
+    p.add_argument("--cost", action="store_true",
+                   help="tokens of every recorded model call per video and stage, and money from a price table")
+    add_prices_arg(p)
     p.set_defaults(func=run)
 
 
@@ -47,6 +51,11 @@ def run(args: argparse.Namespace) -> int:
         if len(videos) > SHOW_VIDEOS:
             print(f"  … {len(videos) - SHOW_VIDEOS} more; `memtools tool list_videos --memory {args.memory} "
                   f"--offset {SHOW_VIDEOS}` lists the next ones (--query TEXT finds videos by id or title)")
+        if args.cost:
+            from memtools.costs import PriceTable, collect, render_costs
+
+            print("Cost:")
+            print(render_costs(collect(memory.path), PriceTable.load(memory.path, args.prices)))
         problems = quick_problems(memory.path, manifest)
         if problems:
             print(f"DAMAGED: {damage_message(memory.path, problems)}")

@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memtools.importers.bulk import import_key
     from memtools.importers.memdreamer import import_memdreamer, read_memdreamer
 
     if args.dry_run:
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
                 if args.verbose or not sys.stderr.isatty():
                     print(f"  {video.status} {video.key}", file=sys.stderr)
 
-            report = import_memdreamer(memory, args.root, args.videos, progress=progress)
+            key = import_key([args.root], kind="memdreamer", videos=sorted(args.videos or []))
+            report = import_memdreamer(memory, args.root, args.videos, progress=progress, resume_key=key)
     print(report.render())
     if args.report is not None:
         args.report.write_text(report.model_dump_json(indent=2), encoding="utf-8")

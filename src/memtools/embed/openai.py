@@ -18,6 +18,7 @@ import httpx
 import numpy as np
 
 from memtools.embed.base import normalize
+from memtools.costs import Tally, tokens_from_usage
 from memtools.errors import ConfigError, EmbeddingError
 
 # Dimensions of well-known models, so that ``dim`` needs no request for them.
@@ -78,6 +79,7 @@ class OpenAIEmbedder:
         self._client = client
         self._owns_client = client is None
         self._lock = threading.Lock()
+        self.usage = Tally()  # tokens of every request so far (estimated when the server sends no usage)
 
     def __repr__(self) -> str:
         return f"OpenAIEmbedder({self.model!r}, url={self.url!r})"
@@ -130,7 +132,10 @@ class OpenAIEmbedder:
             raise EmbeddingError(f"{self.url} returned an unreadable embeddings response: {exc}") from exc
         if vectors.ndim != 2 or len(vectors) != len(texts):
             raise EmbeddingError(f"{self.url} returned {len(data)} vectors for {len(texts)} texts")
+        usage = response.json().get("usage")
+        tokens_in, _, estimated = tokens_from_usage(usage if isinstance(usage, dict) else None, " ".join(texts))
         with self._lock:
+            self.usage.add(tokens_in, 0, estimated)
             if self._dim is None:
                 self._dim = vectors.shape[1]
         if vectors.shape[1] != self._dim:

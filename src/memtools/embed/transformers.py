@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from memtools.embed import bert_numpy
 from memtools.embed.base import normalize
 from memtools.errors import ConfigError, EmbeddingError
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     import torch
 
 Pooling = Literal["auto", "mean", "last_token", "cls"]
+Engine = Literal["auto", "numpy", "torch"]
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 _OFFLINE_HINT = (
@@ -76,15 +78,24 @@ class TransformersEmbedder:
     otherwise uses last-token pooling for decoder-only models and mean pooling for the rest.
     ``device=None`` picks CUDA when available. Identical queries are served from a small
     in-memory cache (``query_cache_size`` entries; 0 turns it off).
+
+    ``engine`` picks what runs the model. ``"auto"`` (the default) embeds queries with the
+    plain-numpy BERT of ``bert_numpy`` when the model is a local BERT folder (the default model
+    is), so the first search of a process does not wait for torch, and documents with torch
+    when it is installed; ``"numpy"`` never imports torch; ``"torch"`` always uses it. The
+    vectors agree to cosine >= 0.999 either way, so the name stays the model's.
     """
 
     def __init__(self, model_name_or_path: str | os.PathLike[str] | None = None, *, pooling: Pooling = "auto",
                  device: str | None = None, batch_size: int = 32, max_length: int = 256, query_prefix: str = "",
-                 document_prefix: str = "", name: str | None = None, query_cache_size: int = 1024) -> None:
+                 document_prefix: str = "", name: str | None = None, query_cache_size: int = 1024,
+                 engine: Engine = "auto") -> None:
         if pooling not in ("auto", *_POOLERS):
             raise ConfigError(f"pooling must be 'auto', 'mean', 'last_token' or 'cls', not {pooling!r}")
         if batch_size < 1 or max_length < 1 or query_cache_size < 0:
             raise ConfigError("batch_size and max_length must be positive, query_cache_size not negative")
+        if engine not in ("auto", "numpy", "torch"):
+            raise ConfigError(f"engine must be 'auto', 'numpy' or 'torch', not {engine!r}")
         self._source = _resolve_source(model_name_or_path)
         self._name = name or _stable_name(self._source)
         self._requested_pooling: str = pooling
@@ -99,6 +110,12 @@ class TransformersEmbedder:
         self._tokenizer_lock = threading.Lock()  # fast tokenizers are not re-entrant
         self._cache_lock = threading.Lock()
         self._loaded: _Loaded | None = None
+        self._numpy: bert_numpy.NumpyBert | None = None
+        self._fits: bool | None = None
+        self._engine = engine
+        if engine == "numpy" and not self._numpy_fits():
+            raise ConfigError(f"engine='numpy' runs BERT models with mean pooling from a local folder on the CPU; "
+                              f"{self._source!r} is not one (use engine='torch')")
 
     def __repr__(self) -> str:
         return f"TransformersEmbedder({self._name!r}, source={self._source!r})"
@@ -138,6 +155,8 @@ class TransformersEmbedder:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("embed_documents takes a list of strings, not one string")
+        if self._engine == "numpy" or (self._engine == "auto" and self._numpy_fits() and not _torch_installed()):
+            return self._embed_numpy(texts, self.document_prefix)
         loaded = self._load()
         out = np.empty((len(texts), loaded.dim), dtype=np.float32)
         # Longest first: similar lengths share a batch (little padding) and an out-of-memory
@@ -155,7 +174,10 @@ class TransformersEmbedder:
             if cached is not None:
                 self._query_cache.move_to_end(text)
                 return cached.copy()
-        vector = self._forward(self._load(), [text])[0]
+        if self._engine != "torch" and self._numpy_fits():
+            vector = self._embed_numpy([text], "")[0]
+        else:
+            vector = self._forward(self._load(), [text])[0]
         with self._cache_lock:
             self._query_cache[text] = vector.copy()
             while len(self._query_cache) > self._query_cache_size:
@@ -176,6 +198,27 @@ class TransformersEmbedder:
                 return normalize(pooled.cpu().numpy())
         except (RuntimeError, ValueError) as exc:  # CUDA OOM, shape errors, ...
             raise EmbeddingError(f"{self._name} failed to embed {len(texts)} text(s): {exc}") from exc
+
+    def _numpy_fits(self) -> bool:
+        """Whether the numpy BERT computes this embedder's vectors (a local BERT folder, mean pooling, CPU)."""
+        if self._fits is None:
+            pooling = self._requested_pooling
+            self._fits = (self._requested_device in (None, "cpu") and pooling in ("auto", "mean")
+                          and Path(self._source).is_dir() and bert_numpy.supports(self._source)
+                          and (pooling == "mean" or _pooling_from_st_config(self._source) in (None, "mean")))
+        return self._fits
+
+    def _embed_numpy(self, texts: list[str], prefix: str) -> np.ndarray:
+        with self._load_lock:
+            if self._numpy is None:
+                self._numpy = bert_numpy.NumpyBert(self._source, max_length=self.max_length)
+        out = np.empty((len(texts), self._numpy.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
+        with self._tokenizer_lock, bert_numpy.blas_threads(1 if len(texts) == 1 else None):
+            for start in range(0, len(order), self.batch_size):
+                chunk = order[start : start + self.batch_size]
+                out[chunk] = self._numpy.encode([prefix + texts[i] for i in chunk])
+        return out
 
     def _load(self) -> _Loaded:
         loaded = self._loaded
@@ -322,6 +365,12 @@ def _pooling_from_architecture(config: Any) -> str:
     model_type = getattr(config, "model_type", "")
     causal_only = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
     return "last_token" if causal_only else "mean"
+
+
+def _torch_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("torch") is not None and importlib.util.find_spec("transformers") is not None
 
 
 _default_lock = threading.Lock()

@@ -48,6 +48,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from memtools.errors import ImportFormatError, StoreError
+from memtools.importers.bulk import ImportLedger
 from memtools.importers.memdreamer_export import export_memdreamer
 from memtools.importers.memdreamer_files import EMBEDDINGS_FILE, GRAPH_FILES, PHASE2_DIR, PHASE_DIRS, is_video_folder
 from memtools.importers.memdreamer_parse import FrameFile, MemdreamerVideo, parse_video
@@ -131,11 +132,13 @@ def _skipped(key: str, error: str, folder: Path | None = None) -> VideoReport:
 
 def import_memdreamer(memory: Memory, root: str | Path, videos: Sequence[str] | None = None, *,
                       dry_run: bool = False, batch_size: int = 20,
-                      progress: Callable[[VideoReport], None] | None = None) -> ImportReport:
+                      progress: Callable[[VideoReport], None] | None = None,
+                      resume_key: str | None = None) -> ImportReport:
     """Parse a release and write every readable video into ``memory`` (replacing same-id videos).
 
     Returns the report; videos that could not be read or written have ``status="skipped"``.
-    ``progress`` is called with each video's report once it is written.
+    ``progress`` is called with each video's report once it is written. With ``resume_key``
+    (see ``importers.bulk``) a killed import run again skips the videos it had written.
     """
     parsed = read_memdreamer(root, videos)
     report = parsed.report
@@ -150,15 +153,26 @@ def import_memdreamer(memory: Memory, root: str | Path, videos: Sequence[str] | 
                             f"with the memory's embedder ({report.embedder}, {dim}-d)")
     if dry_run:
         return report
-    for start in range(0, len(parsed.videos), batch_size):
-        batch = parsed.videos[start:start + batch_size]
+    ledger = ImportLedger(memory, resume_key) if resume_key else None
+    landed = ledger.landed() if ledger else set()
+    if ledger:
+        ledger.start()
+    cache: dict[str, object] = {}  # every text embedded once for the whole import
+    todo = []
+    for video in parsed.videos:
+        if video.graph.video_id in landed:
+            video.report.status = "imported"  # by the interrupted run, in one atomic step
+        else:
+            todo.append(video)
+    for start in range(0, len(todo), batch_size):
+        batch = todo[start:start + batch_size]
         try:
-            _write(memory, batch)
+            _write(memory, batch, cache)
         except StoreError as exc:  # isolate the video the store refused; the others still go in
             log.warning("writing a batch failed (%s); retrying its videos one by one", exc)
             for video in batch:
                 try:
-                    _write(memory, [video])
+                    _write(memory, [video], cache)
                 except StoreError as one:
                     video.report.status, video.report.error = "skipped", f"could not be written: {one}"
         for video in batch:
@@ -166,16 +180,20 @@ def import_memdreamer(memory: Memory, root: str | Path, videos: Sequence[str] | 
                 video.report.status = "imported"
             if progress is not None:
                 progress(video.report)
+        if ledger:
+            ledger.add([v.graph.video_id for v in batch if v.report.status == "imported"])
+    if ledger:
+        ledger.finish()
     return report
 
 
-def _write(memory: Memory, batch: list[MemdreamerVideo]) -> None:
+def _write(memory: Memory, batch: list[MemdreamerVideo], cache: dict[str, object] | None = None) -> None:
     """Stage frames, write the graphs in one step, then swap the frames in (or throw them away)."""
     staged: dict[str, Path] = {}
     try:
         for video in batch:
             staged[video.graph.video_id] = _stage_frames(memory, video)
-        memory.write_videos([v.graph for v in batch], batch_size=len(batch))
+        memory.write_videos([v.graph for v in batch], batch_size=len(batch), embed_cache=cache)
     except OSError as exc:
         for folder in staged.values():
             shutil.rmtree(folder, ignore_errors=True)

@@ -31,6 +31,9 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     opened = Memory.open(memory)  # reads the manifest only; the graph is opened per call
     level = "INFO" if verbose else "WARNING"
     server = build_server(opened, log_level=level)
+    from memtools.mcp.warmup import warm_up
+
+    warm_up(opened)  # the first search then answers in well under a second after `initialize`
     try:
         if not http:
             server.run()

@@ -73,6 +73,7 @@ class Usage(BaseModel):
 
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
+    estimated: bool = Field(default=False, description="the server sent no usage; tokens estimated from the text")
 
     @property
     def total_tokens(self) -> int:

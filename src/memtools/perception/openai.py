@@ -28,6 +28,7 @@ from typing import Any, Literal
 import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
+from memtools.costs import tokens_from_usage
 from memtools.errors import PerceptionError
 from memtools.perception.base import (
     BaseVLM,
@@ -199,9 +200,9 @@ class OpenAIVLM(BaseVLM):
                 lambda: state.client.post(self.url, json=body, headers=self._headers), policy=self.retry,
                 what=f"{self.model_name} at {self.url}", timeout=self.timeout, hint=self._hint,
                 sleep=self._sleep, rand=self._random.random, error=PerceptionError, base_url=self.base_url)
-        return self._parse(response)
+        return self._parse(response, request)
 
-    def _parse(self, response: httpx.Response) -> PerceptionResponse:
+    def _parse(self, response: httpx.Response, request: PerceptionRequest) -> PerceptionResponse:
         try:
             data = response.json()
             choice = data["choices"][0]
@@ -214,13 +215,11 @@ class OpenAIVLM(BaseVLM):
         content = message.get("content")
         if isinstance(content, list):  # some servers answer with content parts
             content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        usage = data.get("usage") or {}
+        tokens_in, tokens_out, estimated = tokens_from_usage(
+            data.get("usage") or None, (request.system or "") + request.prompt, content or "", len(request.frames))
         return PerceptionResponse(
             text=content or "",
-            usage=Usage(
-                prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                completion_tokens=int(usage.get("completion_tokens") or 0),
-            ),
+            usage=Usage(prompt_tokens=tokens_in, completion_tokens=tokens_out, estimated=estimated),
             model=str(data.get("model") or self.model_name),
             finish_reason=choice.get("finish_reason"),
         )

@@ -228,7 +228,7 @@ class KuzuGraph:
         if kind is None:
             return []
         table = TABLES[kind].name
-        params: dict[str, Any] = {"id": node_id, "limit": limit}
+        params: dict[str, Any] = {"id": node_id}
         conditions = ["true"]
         if categories:
             conditions.append("r.category IN $cats")
@@ -238,15 +238,18 @@ class KuzuGraph:
             params["labels"] = list(labels)
         where = " AND ".join(conditions)
         result: list[EdgeRow] = []
+        # Sorted here, not by kuzu: ORDER BY over the unlabeled other end (any node table) made
+        # kuzu materialise and sort whole node records, the slower half of get_relations.
+        def ordered(rows: list[list[Any]]) -> list[list[Any]]:
+            return sorted(rows, key=lambda row: (row[0], row[3]["id"]))[:limit]
+
         if direction in ("out", "both"):
-            q = (f"MATCH (n:{table} {{id: $id}})-[r:Rel]->(m) WHERE {where}"
-                 " RETURN r.category, r.label, r.description, m ORDER BY r.category, m.id LIMIT $limit")
-            for cat, label, desc, m in self._run(q, params):
+            q = f"MATCH (n:{table} {{id: $id}})-[r:Rel]->(m) WHERE {where} RETURN r.category, r.label, r.description, m"
+            for cat, label, desc, m in ordered(self._run(q, params)):
                 result.append(EdgeRow(node_id, m["id"], EdgeCategory(cat), label, desc or "", _decode(m)))
         if direction in ("in", "both"):
-            q = (f"MATCH (m)-[r:Rel]->(n:{table} {{id: $id}}) WHERE {where}"
-                 " RETURN r.category, r.label, r.description, m ORDER BY r.category, m.id LIMIT $limit")
-            for cat, label, desc, m in self._run(q, params):
+            q = f"MATCH (m)-[r:Rel]->(n:{table} {{id: $id}}) WHERE {where} RETURN r.category, r.label, r.description, m"
+            for cat, label, desc, m in ordered(self._run(q, params)):
                 result.append(EdgeRow(m["id"], node_id, EdgeCategory(cat), label, desc or "", _decode(m)))
         return result
 

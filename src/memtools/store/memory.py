@@ -54,7 +54,7 @@ GRAPH_FILE = "graph.kuzu"
 VECTORS_DIR = "vectors"
 LOCK_FILE = "memtools.lock"
 INTENT_FILE = ".write-intent"
-EMBED_BATCH = 256
+EMBED_BATCH = 4096  # texts per embedder call: the embedder sorts a call by length, so fewer pads
 WRITE_BUFFER_MB = 1024  # kuzu buffer pool of a writer: a batch must fit before COMMIT
 BATCH_NODES = 60_000    # a write batch also ends once it holds this many nodes
 
@@ -304,9 +304,11 @@ class Memory:
         self.write_videos([graph])
 
     def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
-                     progress: callable | None = None) -> int:
+                     progress: callable | None = None, embed_cache: dict[str, object] | None = None) -> int:
         """Write many videos, ``batch_size`` (or ``BATCH_NODES`` nodes) per atomic step.
-        Returns how many were written."""
+        ``embed_cache`` (text -> vector) carries embeddings across calls, so a text shared by
+        several batches is embedded once. Returns how many were written."""
+        embed_cache = {} if embed_cache is None else embed_cache
         written = nodes = 0
         batch: list[VideoGraph] = []
         for graph in graphs:
@@ -314,19 +316,19 @@ class Memory:
             nodes += len(graph.entities) + len(graph.events) + len(graph.ocr) + len(graph.macros)
             if len(batch) >= batch_size or nodes >= BATCH_NODES:
                 nodes = 0
-                self._write_batch(batch)
+                self._write_batch(batch, embed_cache)
                 written += len(batch)
                 batch = []
                 if progress:
                     progress(written)
         if batch:
-            self._write_batch(batch)
+            self._write_batch(batch, embed_cache)
             written += len(batch)
             if progress:
                 progress(written)
         return written
 
-    def _write_batch(self, graphs: Sequence[VideoGraph]) -> None:
+    def _write_batch(self, graphs: Sequence[VideoGraph], vectors: dict[str, object]) -> None:
         ids = [g.video_id for g in graphs]
         if len(set(ids)) != len(ids):
             raise ConfigError(f"the same video id appears twice in one write: {sorted(ids)}")
@@ -336,7 +338,6 @@ class Memory:
             except ValueError as exc:
                 raise StoreError(f"refusing to write an inconsistent graph: {exc}") from exc
         rows = index_rows(graphs)
-        vectors: dict[str, object] = {}
         self._embed_rows(rows, vectors)
         profiles = entity_rows(graphs, {row["id"]: row["vector"] for row in rows if row["kind"] == "entity"})
         self._embed_rows(profiles, vectors)

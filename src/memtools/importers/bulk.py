@@ -1,0 +1,163 @@
+"""Bulk import: many videos per write, embeddings shared across batches, resumable after a kill.
+
+``bulk_write`` writes video graphs (a list, or a stream that keeps memory bounded) into a memory:
+
+* many videos per atomic step (``Memory.write_videos``: one kuzu transaction and one lance
+  append per batch, indexes folded in once per batch rather than once per video);
+* every text is embedded once for the whole import, in large length-sorted calls (captions
+  repeat across a video's micro-event, macro summary and super description);
+* resumable: an import keeps a ledger ``work/.imports/<key>.jsonl`` of the videos it has
+  landed (``key`` names the source files and settings). A killed import leaves that ledger;
+  running the same import again skips the videos it lists — each landed in one atomic step,
+  so it is complete — and writes the rest. A finished import deletes its ledger, so the
+  next run of the same command replaces the videos again (the usual re-import semantics).
+* progress: a tqdm bar with videos/s and captions/s (micro-events), on stderr.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence, Sized
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from memtools.costs import Tally, record
+from memtools.schema import VideoGraph
+from memtools.store import Memory
+
+LEDGER_DIR = ".imports"
+
+
+def import_key(sources: Iterable[str | os.PathLike], **settings: object) -> str:
+    """A stable name for one import: its source files (path, size, mtime) and its settings."""
+    parts = []
+    for source in sources:
+        path = Path(source).resolve()
+        stat = path.stat() if path.exists() else None
+        parts.append([str(path), stat.st_size if stat else None, stat.st_mtime_ns if stat else None])
+    blob = json.dumps([parts, sorted((k, str(v)) for k, v in settings.items())])
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+class ImportLedger:
+    """The videos an unfinished import has landed (one JSON line per written batch)."""
+
+    def __init__(self, memory: Memory, key: str) -> None:
+        self.path = memory.path / "work" / LEDGER_DIR / f"{key}.jsonl"
+
+    def landed(self) -> set[str]:
+        if not self.path.is_file():
+            return set()
+        done: set[str] = set()
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                done.update(json.loads(line))
+            except ValueError:
+                continue  # a line cut short by a kill: those videos are simply written again
+        return done
+
+    def start(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.touch()
+
+    def add(self, video_ids: Sequence[str]) -> None:
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(list(video_ids)) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+
+    def finish(self) -> None:
+        self.path.unlink(missing_ok=True)
+        try:
+            self.path.parent.rmdir()
+        except OSError:
+            pass  # other imports are still unfinished
+
+
+@dataclass
+class BulkResult:
+    written: int
+    skipped: int  # landed by an earlier, killed run of the same import
+    seconds: float
+
+
+def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None = None, batch_size: int = 200,
+               show_progress: bool = True, stream: TextIO | None = None, total: int | None = None,
+               on_batch: Callable[[Sequence[VideoGraph]], None] | None = None) -> BulkResult:
+    """Write ``graphs`` (any iterable: a stream keeps memory bounded) ``batch_size`` videos per atomic
+    step; with ``key``, skip the videos a killed run of the same import had landed. ``total`` (videos)
+    sizes the progress bar when ``graphs`` has no length."""
+    start = time.monotonic()
+    ledger = ImportLedger(memory, key) if key else None
+    landed = ledger.landed() if ledger else set()
+    if ledger:
+        ledger.start()
+    if total is None and isinstance(graphs, Sized):
+        total = len(graphs)
+    bar = _bar(total, show_progress, stream or sys.stderr)
+    cache: dict[str, object] = {}
+    counts = {"written": 0, "skipped": 0, "captions": 0}
+    before = _embedding_usage(memory)
+
+    def flush(batch: list[VideoGraph]) -> None:
+        memory.write_videos(batch, batch_size=len(batch), embed_cache=cache)
+        if ledger:
+            ledger.add([g.video_id for g in batch])
+        if on_batch is not None:
+            on_batch(batch)
+        counts["written"] += len(batch)
+        counts["captions"] += sum(len(g.events) for g in batch)
+        if bar is not None:
+            elapsed = max(time.monotonic() - start, 1e-9)
+            bar.set_postfix_str(f"{counts['captions'] / elapsed:.0f} captions/s", refresh=False)
+            bar.update(len(batch))
+
+    try:
+        batch: list[VideoGraph] = []
+        for graph in graphs:
+            if graph.video_id in landed:
+                counts["skipped"] += 1
+                if bar is not None:
+                    bar.update(1)
+                continue
+            batch.append(graph)
+            if len(batch) >= max(1, batch_size):
+                flush(batch)
+                batch = []
+        if batch:
+            flush(batch)
+    finally:
+        if bar is not None:
+            bar.close()
+    if ledger:
+        ledger.finish()
+    _record_embedding_usage(memory, before)
+    return BulkResult(written=counts["written"], skipped=counts["skipped"], seconds=time.monotonic() - start)
+
+
+def _embedding_usage(memory: Memory) -> Tally | None:
+    """The embedder's token tally when it is a paid API (``OpenAIEmbedder.usage``), else None."""
+    usage = getattr(memory.embedder, "usage", None)
+    return Tally(usage.calls, usage.tokens_in, usage.tokens_out, usage.estimated) if isinstance(usage, Tally) else None
+
+
+def _record_embedding_usage(memory: Memory, before: Tally | None) -> None:
+    after = _embedding_usage(memory)
+    if after is None or after.calls == (before.calls if before else 0):
+        return
+    spent_in = after.tokens_in - (before.tokens_in if before else 0)
+    record(memory.path, "embed", memory.embedder.name, None if after.estimated else {"prompt_tokens": spent_in},
+           prompt_text="x" * (spent_in * 4))
+
+
+def _bar(total: int | None, show: bool, stream: TextIO):
+    if not show:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="video", desc="importing", file=stream, mininterval=1.0, dynamic_ncols=True)

@@ -1,0 +1,32 @@
+"""Background warm-up of a freshly started server, so the client's first search is not the slow one.
+
+A cold process pays about a second for ``import lancedb`` and a fraction for loading the query
+embedder; a server starts long before its client asks anything, so ``serve`` does both on a
+daemon thread while the client connects and lists the tools. Failures are only logged: the
+real call reports them to the client in its own words.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from memtools.store import Memory
+
+log = logging.getLogger(__name__)
+
+
+def warm_up(memory: Memory) -> threading.Thread:
+    """Load the query embedder and open the vector table on a daemon thread (started, returned)."""
+
+    def run() -> None:
+        try:
+            memory.embedder.embed_query("warm up")
+            memory.vectors.count()  # imports lancedb, opens the table, checks it against the manifest
+            from lancedb.rerankers import RRFReranker  # noqa: F401 - hybrid search imports it on first use
+        except Exception:  # noqa: BLE001 - a warm-up must never take the server down
+            log.debug("warm-up of %s failed; the first call will report it", memory.path, exc_info=True)
+
+    thread = threading.Thread(target=run, name="memtools-warm-up", daemon=True)
+    thread.start()
+    return thread
