@@ -105,12 +105,15 @@ def rank_moments(hits: Sequence[Hit], config: SearchConfig, kinds: Sequence[str]
     if config.merge_spans:
         # the margin is in moment-score units; combined scores carry (1 - share) of them
         moments = merge_adjacent(moments, config.merge_margin * (1 - share), config.merge_gap_sec)
-    if video_scores and config.per_video:
+    if video_scores and config.per_video and moments:
+        # Candidates close to the best hit go first, at most per_video of each video; a video far
+        # behind does not push a better video's next moment down.
+        close = moments[0].score - config.diversity_margin
         first, rest, seen = [], [], defaultdict(int)
         for m in moments:
-            (first if seen[m.video_id] < config.per_video else rest).append(m)
+            (first if m.score >= close and seen[m.video_id] < config.per_video else rest).append(m)
             seen[m.video_id] += 1
-        moments = first + rest
+        moments = first + sorted(rest, key=lambda m: (-m.score, m.id))
     return moments
 
 

@@ -71,6 +71,8 @@ class SearchConfig(_Config):
     per_video: int = Field(default=1, ge=0, le=50, description=(
         "library-wide, the list first takes at most this many hits per video, then fills up in score order "
         "(0: no limit), so the first hits show several candidate videos"))
+    diversity_margin: float = Field(default=0.1, ge=0, description=(
+        "only hits within this of the best hit's combined score take part in the per-video spreading"))
     walk: WalkConfig = Field(default_factory=WalkConfig)
     context_per_hit: int = Field(default=3, ge=0, le=5)
     max_query_chars: int = 1000
