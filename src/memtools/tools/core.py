@@ -26,6 +26,7 @@ from memtools.store import EdgeRow, Memory
 from memtools.store.outline import Outline
 from memtools.tools import messages as msg
 from memtools.tools.frames import inspect_window
+from memtools.tools.frames_search import FrameSearchTools
 from memtools.tools.results import (
     EdgeItem,
     Frames,
@@ -93,7 +94,7 @@ def _edge_item(e: EdgeRow) -> EdgeItem:
                     description=e.description, other_text=brief(e.other))
 
 
-class MemoryTools(SearchTools, EntityTools):
+class MemoryTools(SearchTools, EntityTools, FrameSearchTools):
     """The tools over one ``Memory``. Thread-safe; every call is short.
 
     Navigation and search tools take an optional ``as_of_sec``: only what had happened by
