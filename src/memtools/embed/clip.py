@@ -149,6 +149,10 @@ def _load(embedder: TransformersImageEmbedder) -> _Loaded:
     source = embedder.source
     if _looks_like_path(source) and not Path(source).is_dir():
         raise EmbeddingError(f"no model folder at {source!r}; pass a CLIP/SigLIP folder or hub id")
+    from transformers.utils import logging as hf_logging
+
+    bar_was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
     try:
         device = torch.device(embedder._requested_device or ("cuda" if torch.cuda.is_available() else "cpu"))
         dtype = torch.float32 if device.type == "cpu" else "auto"
@@ -157,6 +161,9 @@ def _load(embedder: TransformersImageEmbedder) -> _Loaded:
         image_processor = transformers.AutoImageProcessor.from_pretrained(source)
     except (OSError, ValueError, ImportError, RuntimeError, AssertionError) as exc:
         raise EmbeddingError(f"could not load image-text model {source!r}: {exc}") from exc
+    finally:
+        if bar_was_on:
+            hf_logging.enable_progress_bar()
     if not (hasattr(model, "get_image_features") and hasattr(model, "get_text_features")):
         raise EmbeddingError(f"{source!r} is a {type(model).__name__}, not an image-text model like CLIP or SigLIP")
     config = model.config
