@@ -35,7 +35,7 @@ class TransformersImageEmbedder:
         if batch_size < 1:
             raise ConfigError(f"batch_size must be positive, not {batch_size}")
         self._source = os.path.expanduser(os.fspath(model_name_or_path))
-        self._name = name or _stable_name(self._source)
+        self._name = name or _reloadable_name(self._source)
         self._requested_device = device
         self.batch_size = batch_size
         self._load_lock = threading.Lock()
@@ -116,6 +116,15 @@ class _Loaded:
     text_padding: dict[str, Any]
     uses_mask: bool
     tokenizer_lock: threading.Lock
+
+
+def _reloadable_name(source: str) -> str:
+    """The hub id (also for a hub-cache folder), else the absolute folder: the manifest records this
+    name, and readers (MCP servers, ``memtools ask``) reload the model from it."""
+    name = _stable_name(source)
+    if Path(source).is_dir() and name == Path(source).resolve().name:
+        return str(Path(source).resolve())
+    return name
 
 
 def _dim_from_config(config: Any) -> int | None:
