@@ -156,3 +156,23 @@ def test_langchain_gives_image_blocks_and_the_hits_as_artifact(colour_memory):
     assert "garden/kf_0002" in msg.content[0]["text"]
     assert msg.artifact["frames"][0]["keyframe_id"] == "garden/kf_0002"
     assert msg.artifact["frames"][0]["score"] > 0.5
+
+
+def test_memtools_build_with_an_image_embedder_makes_frames_searchable(tmp_path, capsys):
+    from build_helpers import scenes_video
+
+    from memtools.cli import main
+
+    video = scenes_video(tmp_path / "clip.mp4", seconds=40)
+    memory = tmp_path / "memory"
+    assert main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.build.testing:scripted_vlm",
+                 "--embedder", "test:64", "--image-embedder", "test", "--preset", "short", "--window-sec", "40",
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    with Memory.open(memory) as opened:
+        stored = opened.manifest.videos["clip"]
+        assert opened.manifest.image_embedder.name == "test:colour"
+        assert stored.keyframe_vectors == stored.counts["keyframe"] > 0
+    assert main(["tool", "search_frames", "--memory", str(memory), "--query", "a green frame", "--top-k", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("2 frame(s) matching 'a green frame' in every video") and "clip/kf_" in out

@@ -69,6 +69,11 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
 def add_embedder_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", default=None, metavar="SPEC",
                    help="embedder for a new memory: default (all-MiniLM-L6-v2), hf:MODEL, openai:MODEL, test:DIM")
+    p.add_argument("--image-embedder", default=None, metavar="SPEC",
+                   help="embed keyframes for search_frames (visual search): hf:CLIP_OR_SIGLIP (hub id or folder), "
+                        "openai:MODEL (multimodal /embeddings at --image-base-url), test; default: none")
+    p.add_argument("--image-base-url", default=None, metavar="URL",
+                   help="OpenAI-compatible server of an openai: image embedder")
 
 
 def open_memory(path: Path) -> Memory:
@@ -78,13 +83,17 @@ def open_memory(path: Path) -> Memory:
     return Memory.open(path)
 
 
-def create_memory(path: Path, embedder_spec: str | None) -> Memory:
-    """Open a memory for writing, creating it with the chosen embedder when it does not exist."""
-    from memtools.embed import embedder_from_spec
+def create_memory(path: Path, embedder_spec: str | None, args: argparse.Namespace | None = None) -> Memory:
+    """Open a memory for writing, creating it with the chosen embedder when it does not exist.
+    ``args.image_embedder`` (if set) embeds keyframes for ``search_frames``."""
+    from memtools.embed import embedder_from_spec, image_embedder_from_spec
     from memtools.store.manifest import MANIFEST
 
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{path} is a file, not a memory folder; pass a folder (a new one is created)")
+    image_spec = getattr(args, "image_embedder", None)
+    options = {} if image_spec is None else {
+        "image_embedder": image_embedder_from_spec(image_spec, base_url=getattr(args, "image_base_url", None))}
     if (path / MANIFEST).exists() and embedder_spec is None:
-        return Memory.open(path)
-    return Memory.create(path, embedder_from_spec(embedder_spec or "default"))
+        return Memory.open(path, **options)
+    return Memory.create(path, embedder_from_spec(embedder_spec or "default"), **options)

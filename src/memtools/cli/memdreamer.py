@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         report = read_memdreamer(args.root, args.videos).report
         report.dry_run = True
     else:
-        with create_memory(args.memory, args.embedder) as memory:
+        with create_memory(args.memory, args.embedder, args) as memory:
             def progress(video) -> None:
                 print(f"  {video.status} {video.key}", file=sys.stderr)
 
