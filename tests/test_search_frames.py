@@ -176,3 +176,24 @@ def test_memtools_build_with_an_image_embedder_makes_frames_searchable(tmp_path,
     assert main(["tool", "search_frames", "--memory", str(memory), "--query", "a green frame", "--top-k", "2"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("2 frame(s) matching 'a green frame' in every video") and "clip/kf_" in out
+
+
+def test_check_finds_lost_keyframe_vectors_and_repair_embeds_them_again(tmp_path):
+    import shutil
+
+    from memtools.store import integrity
+    from memtools.store.repair import repair
+
+    path = tmp_path / "memory"
+    with Memory.create(path, TestEmbedder(64), image_embedder=TestImageEmbedder()) as memory:
+        memory.write_video(coloured_graph(path, "kitchen"))
+        report = integrity.check(memory)
+        assert report.ok and report.parts["keyframes"] == "3 row(s), image embedder test:colour (dim 4)"
+    shutil.rmtree(path / "vectors" / "keyframes.lance")
+    with Memory.open(path) as memory:
+        report = integrity.check(memory)
+        assert [(p.part, p.text, p.repairable) for p in report.problems] == [
+            ("keyframes", "kitchen: 0 keyframe row(s), the manifest lists 3", True)]
+        result = repair(memory)
+        assert result.ok and "embedded 3 keyframe(s) of 1 video(s) again from frames/" in result.done
+        assert MemoryTools(memory).search_frames(query="green").frames[0].keyframe_id == "kitchen/kf_0002"

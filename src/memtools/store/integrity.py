@@ -252,6 +252,9 @@ def check(memory: Memory) -> Report:
     else:
         report.parts["vectors"] = "missing" if expected_rows(manifest) else "empty (no searchable nodes yet)"
     _check_files(path, manifest, report)
+    from memtools.store.keyframe_check import check_keyframes
+
+    check_keyframes(memory, manifest, ready, report)
     return report
 
 
