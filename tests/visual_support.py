@@ -16,7 +16,7 @@ from memtools.ontology import keyframe_id
 from memtools.schema import Edge, EdgeCategory, Keyframe, VideoGraph
 from memtools.testing import kitchen_graph
 
-BGR = {"red": (0, 0, 255), "green": (0, 255, 0), "blue": (255, 0, 0), "yellow": (0, 255, 255)}
+BGR = {"red": (0, 0, 255), "green": (0, 255, 0), "blue": (255, 0, 0), "yellow": (0, 255, 255), "orange": (0, 128, 255)}
 
 
 def colour_jpeg(colour: str, size: int = 64, square: bool = False) -> bytes:
