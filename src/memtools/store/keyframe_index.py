@@ -58,6 +58,11 @@ class KeyframeIndex(EntityIndex):
     def __init__(self, lance: LanceIndex, dim: int) -> None:
         super().__init__(lance)
         self.dim = dim
+        self._ann: bool | None = None  # whether the table has a vector index (cached until it changes)
+
+    def refresh(self) -> None:
+        self._ann = None
+        super().refresh()
 
     def schema(self) -> pa.Schema:
         return keyframes_schema(self.dim)
@@ -66,6 +71,7 @@ class KeyframeIndex(EntityIndex):
         from lancedb.index import Bitmap, BTree, IvfPq
 
         table = self.table()
+        self._ann = None
         if table is None or table.count_rows() == 0:
             return
         try:
@@ -121,7 +127,9 @@ class KeyframeIndex(EntityIndex):
         try:
             query = table.search(np.asarray(vector, np.float32).tolist(), vector_column_name="vector")
             query = query.distance_type("cosine")
-            if table.count_rows() >= ANN_MIN_ROWS:
+            if self._ann is None:
+                self._ann = any(tuple(ix.columns) == ("vector",) for ix in table.list_indices())
+            if self._ann:
                 query = query.refine_factor(ANN_REFINE)
             if where:
                 query = query.where(where, prefilter=True)

@@ -14,7 +14,7 @@ from memtools.errors import ToolError
 from memtools.store.keyframe_index import FrameRow, frame_where
 from memtools.tools import messages as msg
 from memtools.tools.results import FrameItem, Frames
-from memtools.tools.text import clip, hms, span
+from memtools.tools.text import span
 
 FRAMES_TOP_K = 6
 FRAMES_TOP_K_MAX = 16
@@ -32,19 +32,19 @@ class FrameMatches(Frames):
     query: str = ""
     frame_id: str = ""
 
-    def render(self) -> str:
+    def _scope(self) -> str:
         what = f"looking like {self.frame_id}" if self.frame_id else f"matching {self.query!r}"
-        scope = " in " + (self.video_id or "every video")
-        scope += f" {span(self.start_sec, self.end_sec)}" if self.end_sec else ""
-        if not self.frames:
-            return f"No frames {what}{scope}. {self.note}".strip()
-        lines = [f"{len(self.frames)} frame(s) {what}{scope} (by visual similarity, best first):"]
-        for i, f in enumerate(self.frames, 1):
-            where = f" in {f.macro_id} ({clip(f.macro_label, 70)})" if f.macro_id else ""
-            lines.append(f"{i}. {f.keyframe_id} at {hms(f.t)} ({f.t:.1f} s){where}, similarity {f.score:.2f}")
-        if self.note:
-            lines.append(self.note)
-        return "\n".join(lines)
+        window = f" {span(self.start_sec, self.end_sec)}" if self.end_sec else ""
+        return f"{what} in {self.video_id or 'every video'}{window}"
+
+    def _heading(self) -> str:
+        return f"{len(self.frames)} frame(s) {self._scope()} (by visual similarity, best first):"
+
+    def _frame_name(self, frame: FrameItem) -> str:
+        return frame.keyframe_id
+
+    def _frame_extra(self, frame: FrameItem) -> str:
+        return f", similarity {frame.score:.2f}" if isinstance(frame, FrameMatch) else ""
 
 
 class FrameSearchTools:
