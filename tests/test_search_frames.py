@@ -175,6 +175,9 @@ def test_memtools_build_with_an_image_embedder_makes_frames_searchable(tmp_path,
     assert main(["tool", "search_frames", "--memory", str(memory), "--query", "a green frame", "--top-k", "2"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("2 frame(s) matching 'a green frame' in every video") and "clip/kf_" in out
+    assert main(["info", "--memory", str(memory)]) == 0
+    assert f"visual search: image embedder test:colour (dim 4), {stored.keyframe_vectors} keyframe vector(s)" in \
+        capsys.readouterr().out
 
 
 def test_check_finds_lost_keyframe_vectors_and_repair_embeds_them_again(tmp_path):
