@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
+from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory, use_image_embedder
 from memtools.errors import BuildError, PerceptionError
 
 EPILOG = """\
@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     vlm = vlm_from_settings(settings)
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
     sink = None if args.quiet else TextProgress(sys.stderr)
-    with create_memory(args.memory, settings.embedder, args) as memory:
+    with use_image_embedder(create_memory(args.memory, settings.embedder), args) as memory:
         try:
             summary = asyncio.run(abuild_videos(
                 memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,

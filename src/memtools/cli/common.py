@@ -83,17 +83,26 @@ def open_memory(path: Path) -> Memory:
     return Memory.open(path)
 
 
-def create_memory(path: Path, embedder_spec: str | None, args: argparse.Namespace | None = None) -> Memory:
-    """Open a memory for writing, creating it with the chosen embedder when it does not exist.
-    ``args.image_embedder`` (if set) embeds keyframes for ``search_frames``."""
-    from memtools.embed import embedder_from_spec, image_embedder_from_spec
+def create_memory(path: Path, embedder_spec: str | None) -> Memory:
+    """Open a memory for writing, creating it with the chosen embedder when it does not exist."""
+    from memtools.embed import embedder_from_spec
     from memtools.store.manifest import MANIFEST
 
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{path} is a file, not a memory folder; pass a folder (a new one is created)")
-    image_spec = getattr(args, "image_embedder", None)
-    options = {} if image_spec is None else {
-        "image_embedder": image_embedder_from_spec(image_spec, base_url=getattr(args, "image_base_url", None))}
     if (path / MANIFEST).exists() and embedder_spec is None:
-        return Memory.open(path, **options)
-    return Memory.create(path, embedder_from_spec(embedder_spec or "default"), **options)
+        return Memory.open(path)
+    return Memory.create(path, embedder_from_spec(embedder_spec or "default"))
+
+
+def use_image_embedder(memory: Memory, args: argparse.Namespace) -> Memory:
+    """``--image-embedder``: embed the keyframes of what this command writes, for ``search_frames``."""
+    from memtools.embed import image_embedder_from_spec
+
+    if getattr(args, "image_embedder", None) is not None:
+        try:
+            memory.use_image_embedder(image_embedder_from_spec(args.image_embedder, base_url=args.image_base_url))
+        except BaseException:
+            memory.close()
+            raise
+    return memory

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
+from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory, use_image_embedder
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         raise ImportFormatError("--video-id names one video; pass a single subtitle file with it")
     graphs = list(graphs_from_files(args.files, video_id=args.video_id, title=args.title))
     start = time.monotonic()
-    with create_memory(args.memory, args.embedder, args) as memory:
+    with use_image_embedder(create_memory(args.memory, args.embedder), args) as memory:
         def progress(done: int) -> None:
             print(f"  wrote {done}/{len(graphs)} videos ({time.monotonic() - start:.1f} s)", file=sys.stderr)
 

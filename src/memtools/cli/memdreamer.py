@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory
+from memtools.cli.common import add_embedder_arg, add_memory_arg, create_memory, use_image_embedder
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         report = read_memdreamer(args.root, args.videos).report
         report.dry_run = True
     else:
-        with create_memory(args.memory, args.embedder, args) as memory:
+        with use_image_embedder(create_memory(args.memory, args.embedder), args) as memory:
             def progress(video) -> None:
                 print(f"  {video.status} {video.key}", file=sys.stderr)
 

@@ -34,8 +34,8 @@ def check_keyframes(memory: Memory, manifest: Manifest, ready: list[str], report
         return
     table = KeyframeIndex(memory.vectors_unchecked, info.dim)
     try:
-        if (memory.vectors_unchecked.path / f"{TABLE}.lance").is_dir():
-            lance = table.table()
+        lance = table.table()
+        if lance is not None:
             rows = lance.search().select(["id", "video_id", "vector"]).limit(None).to_arrow()
             dim = lance.schema.field("vector").type.list_size
         else:

@@ -137,6 +137,12 @@ class Memory:
             self._image_embedder = image_embedder_for_name(self.manifest.image_embedder.name)
         return self._image_embedder
 
+    def use_image_embedder(self, image_embedder: ImageEmbedder) -> None:
+        """Embed the keyframes of what is written from now on with this model (refused when the
+        memory's keyframe vectors come from another one)."""
+        self.manifest.check_image_embedder(self.path, image_embedder.name, image_embedder.dim)
+        self._image_embedder = image_embedder
+
     @property
     def keyframes(self) -> KeyframeIndex | None:
         """The lance ``keyframes`` table, or None in a memory without keyframe vectors."""
