@@ -2,7 +2,8 @@
 
 ``make_memory`` writes ``kitchen_graph()`` plus twelve keyframes (one every 30 s, real JPEGs
 under ``frames/<video>/``) with the deterministic ``TestEmbedder``, so servers started in
-other processes reload the same embedder from the manifest.
+other processes reload the same embedder from the manifest. Keyframes are embedded with
+the colour-honest ``TestImageEmbedder``, so ``search_frames`` works in every front end.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import cv2
 import httpx
 import numpy as np
 
+from memtools.embed.images import TestImageEmbedder
 from memtools.embed.testing import TestEmbedder
 from memtools.schema import Keyframe, VideoGraph, keyframe_id
 from memtools.store import Memory
@@ -43,6 +45,7 @@ VALID_CALLS: dict[str, dict] = {
     "get_transcript": {"video_id": "kitchen", "start_sec": 0, "end_sec": 120},
     "get_relations": {"node_id": "kitchen/macro_0001"},
     "inspect_frames": {"video_id": "kitchen", "start_sec": 100, "end_sec": 200, "max_frames": 3},
+    "search_frames": {"query": "a blue frame", "top_k": 2, "video_id": "kitchen"},
 }
 BUSY = "memory is being updated, try again in a few seconds"
 
@@ -70,7 +73,7 @@ def with_keyframes(graph: VideoGraph, memory: Path) -> VideoGraph:
 
 def make_memory(folder: Path, video_ids: tuple[str, ...] = ("kitchen",)) -> Path:
     path = folder / "mem"
-    with Memory.create(path, TestEmbedder(64)) as memory:
+    with Memory.create(path, TestEmbedder(64), image_embedder=TestImageEmbedder()) as memory:
         for vid in video_ids:
             memory.write_video(with_keyframes(kitchen_graph(vid), path))
     return path

@@ -62,12 +62,16 @@ def assert_unit_rows(vectors: np.ndarray, dim: int) -> None:
 def test_exported_members():
     assert set(embed.__all__) == {
         "Embedder",
+        "ImageEmbedder",
         "OpenAIEmbedder",
         "TestEmbedder",
+        "TestImageEmbedder",
         "TransformersEmbedder",
         "default_embedder",
         "embedder_for_name",
         "embedder_from_spec",
+        "image_embedder_for_name",
+        "image_embedder_from_spec",
         "normalize",
     }
 

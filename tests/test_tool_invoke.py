@@ -23,7 +23,7 @@ def test_a_valid_call_gives_the_rendered_text_the_data_and_the_typed_result(tool
     assert outcome.ok and outcome.error is None and outcome.message == ""
     assert outcome.text == outcome.result.render()
     assert outcome.data == outcome.result.model_dump(mode="json") and "images" not in outcome.data
-    assert bool(outcome.images) == (name == "inspect_frames")
+    assert bool(outcome.images) == (name in ("inspect_frames", "search_frames"))
 
 
 def test_frames_come_as_jpeg_bytes(tools):

@@ -143,10 +143,12 @@ class ORAContext:
 
     @property
     def tool_names(self) -> tuple[str, ...]:
-        """The tools the reasoner may call: all nine with images, else all but inspect_frames."""
+        """The tools the reasoner may call: all with images, else all but inspect_frames; search_frames
+        only in a memory with keyframe vectors (its hits are useful as text too)."""
         from memtools.tools import TOOL_SPECS
 
-        return tuple(n for n in TOOL_SPECS if self.images or n != "inspect_frames")
+        visual = self.tools.memory.manifest.image_embedder is not None
+        return tuple(n for n in TOOL_SPECS if (self.images or n != "inspect_frames") and (visual or n != "search_frames"))
 
     def reasoner(self) -> tuple[str, Any]:
         """``(protocol, runnable)``: the model bound to the ORA tools, or the bare model for JSON."""

@@ -7,7 +7,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory
+from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory, use_image_embedder
 from memtools.cli.costs import add_budget_arguments
 from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
 from memtools.cli.speech_args import add_speech_args, recognizers
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
     speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
     sink = None if args.quiet else TextProgress(sys.stderr)
-    with create_memory(args.memory, settings.embedder, args.tables) as memory:
+    with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables), args) as memory:
         budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
         try:
             with spending_limit(budget):

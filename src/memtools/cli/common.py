@@ -69,6 +69,11 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
 def add_embedder_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embedder", default=None, metavar="SPEC",
                    help="embedder for a new memory: default (all-MiniLM-L6-v2), hf:MODEL, openai:MODEL, test:DIM")
+    p.add_argument("--image-embedder", default=None, metavar="SPEC",
+                   help="embed keyframes for search_frames (visual search): hf:CLIP_OR_SIGLIP (hub id or folder), "
+                        "openai:MODEL (multimodal /embeddings at --image-base-url), test; default: none")
+    p.add_argument("--image-base-url", default=None, metavar="URL",
+                   help="OpenAI-compatible server of an openai: image embedder")
 
 
 def open_memory(path: Path) -> Memory:
@@ -96,3 +101,16 @@ def create_memory(path: Path, embedder_spec: str | None, tables: str | None = No
         check_same_tables(path, read_manifest(path).tables, tables)
         return Memory.open(path)
     return Memory.create(path, embedder_from_spec(embedder_spec or "default"), tables=tables)
+
+
+def use_image_embedder(memory: Memory, args: argparse.Namespace) -> Memory:
+    """``--image-embedder``: embed the keyframes of what this command writes, for ``search_frames``."""
+    from memtools.embed import image_embedder_from_spec
+
+    if getattr(args, "image_embedder", None) is not None:
+        try:
+            memory.use_image_embedder(image_embedder_from_spec(args.image_embedder, base_url=args.image_base_url))
+        except BaseException:
+            memory.close()
+            raise
+    return memory

@@ -41,6 +41,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"Memory {memory.path}")
         print(f"  schema v{manifest.schema_version}, embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
         print(f"  {len(videos)} video(s), {hours:.2f} h, {_size(memory.size_bytes())} on disk")
+        if manifest.image_embedder is not None:
+            vectors = sum(v.keyframe_vectors for v in videos.values())
+            print(f"  visual search: image embedder {manifest.image_embedder.name} "
+                  f"(dim {manifest.image_embedder.dim}), {vectors} keyframe vector(s)")
         if totals:
             order = ("super", "macro", "entity", "event", "ocr", "keyframe", "edges")
             order += ("speech",) if totals.get("speech") else ()

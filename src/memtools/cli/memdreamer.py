@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory
+from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory, use_image_embedder
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from tqdm.auto import tqdm
 
-        with create_memory(args.memory, args.embedder, args.tables) as memory, \
+        with use_image_embedder(create_memory(args.memory, args.embedder, args.tables), args) as memory, \
                 tqdm(desc="import", unit="video", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
             def progress(video) -> None:
                 bar.update(1)

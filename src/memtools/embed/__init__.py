@@ -4,6 +4,8 @@
     OpenAIEmbedder         any OpenAI-compatible ``/embeddings`` endpoint
     TestEmbedder           deterministic feature hashing, for tests
 
+Image-text embedders (keyframes and text queries in one space) live in ``memtools.embed.images``.
+
 torch and transformers are imported only when a local model is first used.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 import re
 
 from memtools.embed.base import Embedder, normalize
+from memtools.embed.images import ImageEmbedder, TestImageEmbedder, image_embedder_for_name, image_embedder_from_spec
 from memtools.embed.openai import OpenAIEmbedder
 from memtools.embed.testing import TestEmbedder
 from memtools.embed.transformers import TransformersEmbedder, default_embedder
@@ -69,11 +72,15 @@ def embedder_for_name(name: str) -> Embedder:
 
 __all__ = [
     "Embedder",
+    "ImageEmbedder",
     "OpenAIEmbedder",
     "TestEmbedder",
+    "TestImageEmbedder",
     "TransformersEmbedder",
     "default_embedder",
     "embedder_for_name",
     "embedder_from_spec",
+    "image_embedder_for_name",
+    "image_embedder_from_spec",
     "normalize",
 ]

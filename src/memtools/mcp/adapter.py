@@ -28,6 +28,7 @@ from memtools.mcp.limits import IMAGE_BYTES_LIMIT, MAX_RESULT_CHARS, NARROW_HINT
 from memtools.mcp.uris import frame_uri, keyframe_uri
 from memtools.tools import FrameItem, Frames, MemoryTools, ToolOutcome, ToolSpec
 from memtools.tools import messages as msg
+from memtools.tools.frames_search import FrameMatch, FrameMatches
 from memtools.tools.text import clip, hms
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,21 @@ class FramesOut(Frames):
 
     frames: list[FrameOut]
     images: SkipJsonSchema[list[bytes]] = Field(default_factory=list, exclude=True, repr=False)
+
+
+class FrameMatchOut(FrameMatch, FrameOut):
+    pass
+
+
+class FrameMatchesOut(FrameMatches):
+    """``search_frames`` as structured content, like ``FramesOut``."""
+
+    frames: list[FrameMatchOut]  # type: ignore[assignment]
+    images: SkipJsonSchema[list[bytes]] = Field(default_factory=list, exclude=True, repr=False)
+
+
+FRAME_OUTPUTS: dict[type, tuple[type[Frames], type[FrameOut]]] = {
+    Frames: (FramesOut, FrameOut), FrameMatches: (FrameMatchesOut, FrameMatchOut)}
 
 
 def call(spec: ToolSpec, tools: ToolsProvider, arguments: Any) -> CallToolResult:
@@ -104,7 +120,7 @@ def signature(spec: ToolSpec) -> inspect.Signature:
 
 def output_model(spec: ToolSpec) -> type[BaseModel]:
     result = get_type_hints(spec.method)["return"]
-    return FramesOut if result is Frames else result
+    return FRAME_OUTPUTS[result][0] if result in FRAME_OUTPUTS else result
 
 
 def tool_function(spec: ToolSpec, tools: ToolsProvider) -> Callable[..., CallToolResult]:
@@ -137,6 +153,7 @@ def frames_result(frames: Frames) -> CallToolResult:
 
     Several clients drop image blocks, so nothing is said only by an image.
     """
+    out_model, item_model = FRAME_OUTPUTS[type(frames)]
     n = len(frames.frames)
     items: list[FrameOut] = []
     blocks: list[ContentBlock] = []
@@ -145,9 +162,10 @@ def frames_result(frames: Frames) -> CallToolResult:
         uri = keyframe_uri(item.keyframe_id) if item.keyframe_id else frame_uri(frames.video_id, item.t)
         fits = used + len(jpeg) <= IMAGE_BYTES_LIMIT
         used += len(jpeg) if fits else 0
-        items.append(FrameOut(**item.model_dump(), uri=uri, image=fits))
+        items.append(item_model(**item.model_dump(), uri=uri, image=fits))
         where = f" in {item.macro_id} ({clip(item.macro_label, 70)})" if item.macro_id else ""
-        caption = f"Frame {i}/{n} at {hms(item.t)} ({item.t:.1f} s){where}"
+        name = f" {item.keyframe_id}" if isinstance(item, FrameMatch) else ""
+        caption = f"Frame {i}/{n}{name} at {hms(item.t)} ({item.t:.1f} s){where}"
         if not fits:
             caption += " — image left out to keep this result small; read its resource"
         blocks.append(TextContent(type="text", text=caption))
@@ -155,7 +173,7 @@ def frames_result(frames: Frames) -> CallToolResult:
             blocks.append(ImageContent(type="image", data=base64.b64encode(jpeg).decode(), mime_type="image/jpeg"))
         blocks.append(ResourceLink(type="resource_link", uri=uri, name=f"{frames.video_id} frame at {hms(item.t)}",
                                    description=caption, mime_type="image/jpeg", size=len(jpeg)))
-    out = FramesOut(**frames.model_dump(exclude={"frames"}), frames=items)
+    out = out_model(**frames.model_dump(exclude={"frames"}), frames=items)
     data, note = _structured(out)
     text = out.render()
     if items:

@@ -30,6 +30,8 @@ Drill down from the top:
   node_types=['speech']).
 - Why / what caused it / what happened next: get_relations(node_id) on an event or macro event.
 - A visual detail the text lacks (colour, count, a sign): inspect_frames(video_id, start_sec, end_sec).
+- What something looks like, when the time is unknown ('a red van'): search_frames(query), if the memory
+  was built with an image embedder.
 Macro labels and summaries are short: open the subgraph before answering who-did-what. Errors say what to
 call instead; "memory is being updated" means retry in a few seconds. The prompt answer_video_question
 holds the full answering strategy.
@@ -60,6 +62,8 @@ Start with {start}. Then pick the tool from the question's pattern:
 - the overall story or the order of phases -> get_super_events, get_macro_events(super_id)
 - a visual detail the text lacks (colour, count, text on a sign) -> inspect_frames(video_id, start_sec,
   end_sec) on a short window
+- something seen but maybe never described, at an unknown time ("when did the red van appear?") ->
+  search_frames(query) (memories built with an image embedder), then get_subgraph of the hit's macro event
 Default workflow: search -> identify the macro_id -> get_subgraph for full detail. Macro labels and
 summaries are summaries: do not answer who-did-what, counts or exact wording from them alone.
 

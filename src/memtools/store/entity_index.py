@@ -58,22 +58,27 @@ class EntityRow:
 class EntityIndex:
     """Reads and writes of the ``entities`` table, over a ``LanceIndex``'s connection."""
 
+    name = TABLE
+
     def __init__(self, lance: LanceIndex) -> None:
         self.lance = lance
         self._table = None
+
+    def schema(self) -> pa.Schema:
+        return entities_schema(self.lance.dim)
 
     def table(self, create: bool = False):
         if self._table is None:
             try:
                 db = self.lance._db
-                if TABLE in db.list_tables().tables:
-                    self._table = db.open_table(TABLE)
+                if self.name in db.list_tables().tables:
+                    self._table = db.open_table(self.name)
                 elif create:
-                    self._table = db.create_table(TABLE, schema=entities_schema(self.lance.dim))
+                    self._table = db.create_table(self.name, schema=self.schema())
             except StoreError:
                 raise
             except Exception as exc:
-                raise StoreError(f"vector store table {TABLE!r} failed to open: {exc}") from exc
+                raise StoreError(f"vector store table {self.name!r} failed to open: {exc}") from exc
         return self._table
 
     def refresh(self) -> None:
@@ -97,22 +102,22 @@ class EntityIndex:
             if video_ids and table.count_rows() > 0:
                 table.delete("video_id IN (" + ", ".join(_quote(v) for v in video_ids) + ")")
             if rows:
-                table.add(pa.Table.from_pylist(rows, schema=entities_schema(self.lance.dim)))
+                table.add(pa.Table.from_pylist(rows, schema=self.schema()))
         except Exception as exc:
-            raise StoreError(f"entity table write failed: {exc}") from exc
+            raise StoreError(f"{self.name} table write failed: {exc}") from exc
 
     def restore(self, version: int | None) -> None:
         try:
             if version is None:
-                if TABLE in self.lance._db.list_tables().tables:
-                    self.lance._db.drop_table(TABLE)
+                if self.name in self.lance._db.list_tables().tables:
+                    self.lance._db.drop_table(self.name)
                 self._table = None
             else:
                 table = self.table()
                 table.checkout(version)
                 table.restore()
         except Exception as exc:
-            raise StoreError(f"could not roll the entity table back to version {version}: {exc}") from exc
+            raise StoreError(f"could not roll the {self.name} table back to version {version}: {exc}") from exc
 
     def finish_write(self) -> None:
         table = self.table()
@@ -125,7 +130,7 @@ class EntityIndex:
                 table.create_index("video_id", config=Bitmap())
             table.optimize()
         except Exception as exc:
-            raise StoreError(f"entity table indexing failed: {exc}") from exc
+            raise StoreError(f"{self.name} table indexing failed: {exc}") from exc
 
     # --- reads --------------------------------------------------------------------------
 

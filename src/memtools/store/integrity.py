@@ -262,6 +262,9 @@ def check(memory: Memory) -> Report:
             report.problems.append(Problem("vectors", f"the nodes table is missing at {manifest.tables} "
                                            f"({expected_rows(manifest)} searchable nodes have no vectors)", True))
     _check_files(path, manifest, report)
+    from memtools.store.keyframe_check import check_keyframes
+
+    check_keyframes(memory, manifest, ready, report)
     return report
 
 

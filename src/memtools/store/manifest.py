@@ -31,12 +31,14 @@ class VideoEntry(BaseModel):
     status: str = "ready"  # ready | building | failed
     updated_at: str = ""
     counts: dict[str, int] = Field(default_factory=dict)
+    keyframe_vectors: int = 0  # rows in the lance ``keyframes`` table (memories with an image embedder)
 
 
 class Manifest(BaseModel):
     format: str = "memtools-memory"
     schema_version: int = SCHEMA_VERSION
     embedder: EmbedderInfo
+    image_embedder: EmbedderInfo | None = None  # set once keyframes are embedded (visual search)
     generation: int = 0
     tables: str | None = None  # lance tables on object storage (s3://...); None: vectors/ in the folder
     created_at: str = Field(default_factory=lambda: now())
@@ -53,6 +55,16 @@ class Manifest(BaseModel):
                 f"memory at {path} was built with embedder {self.embedder.name!r} (dim {self.embedder.dim}), "
                 f"but it was opened with {embedder_name!r} (dim {dim}); vectors from different models cannot be "
                 f"compared. Open it with the same embedder, or build a new memory with this one"
+            )
+
+
+    def check_image_embedder(self, path: Path, name: str, dim: int) -> None:
+        """A memory's keyframe vectors can only be searched or extended with the model that made them."""
+        info = self.image_embedder
+        if info is not None and (info.name != name or info.dim != dim):
+            raise IncompatibleMemory(
+                f"memory at {path} embeds its keyframes with {info.name!r} (dim {info.dim}), not {name!r} (dim {dim}); "
+                f"use the same image embedder, or build a new memory with this one"
             )
 
 

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from memtools.embed.base import Embedder
+from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
 from memtools.schema import Video, VideoGraph
 from memtools.store.graph import KuzuGraph
@@ -43,10 +44,12 @@ from memtools.store.manifest import (
 from memtools.store.entities import entity_rows
 from memtools.store.entity_index import EntityIndex
 from memtools.store.location import check_same_tables, check_tables_uri, tables_location
+from memtools.store import keyframe_vectors
 from memtools.store.outline import Outline
 from memtools.store.payload import index_rows
 from memtools.store import integrity
 from memtools.store.vectors import LanceIndex
+from memtools.store.keyframe_index import KeyframeIndex
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +66,12 @@ class Memory:
     """A memory folder. Use ``Memory.open`` / ``Memory.create``; close it (or use ``with``)."""
 
     def __init__(self, path: Path, manifest: Manifest, embedder: Embedder | None, *,
-                 busy_timeout: float = 3.0, write_timeout: float = 60.0, idle_release: float = 1.0) -> None:
+                 busy_timeout: float = 3.0, write_timeout: float = 60.0, idle_release: float = 1.0,
+                 image_embedder: ImageEmbedder | None = None) -> None:
         self.path = Path(path)
         self.manifest = manifest
         self._embedder = embedder
+        self._image_embedder = image_embedder
         self.busy_timeout = busy_timeout
         self.write_timeout = write_timeout
         self.idle_release = idle_release
@@ -74,6 +79,7 @@ class Memory:
         self._vectors = integrity.GuardedIndex(tables_location(self.path, manifest.tables), manifest.embedder.dim,
                                                self.path)
         self._entities = EntityIndex(self._vectors)
+        self._keyframes: KeyframeIndex | None = None
         self._lock = threading.RLock()  # guards the graph handle and serializes writes
         self._manifest_stamp = self._stamp()
         self._timer: threading.Timer | None = None
@@ -97,6 +103,9 @@ class Memory:
             raise ConfigError(f"{folder} exists and is not a memtools memory; choose an empty or new folder")
         folder.mkdir(parents=True, exist_ok=True)
         manifest = Manifest(embedder=EmbedderInfo(name=embedder.name, dim=embedder.dim), tables=tables)
+        if options.get("image_embedder") is not None:
+            image_embedder = options["image_embedder"]
+            manifest.image_embedder = EmbedderInfo(name=image_embedder.name, dim=image_embedder.dim)
         graph = KuzuGraph(folder / GRAPH_FILE, read_only=False)
         try:
             graph.ensure_schema()
@@ -112,6 +121,9 @@ class Memory:
         integrity.check_folder(folder, create=False)
         manifest = read_manifest(folder)
         manifest.check_compatible(folder, embedder.name if embedder else None, embedder.dim if embedder else None)
+        image_embedder = options.get("image_embedder")
+        if image_embedder is not None:
+            manifest.check_image_embedder(folder, image_embedder.name, image_embedder.dim)
         return cls(folder, manifest, embedder, **options)
 
     @property
@@ -121,6 +133,31 @@ class Memory:
 
             self._embedder = embedder_for_name(self.manifest.embedder.name)
         return self._embedder
+
+    @property
+    def image_embedder(self) -> ImageEmbedder | None:
+        """The image-text model of the keyframe vectors: the one given, else the manifest's (loaded lazily)."""
+        if self._image_embedder is None and self.manifest.image_embedder is not None:
+            from memtools.embed.images import image_embedder_for_name
+
+            self._image_embedder = image_embedder_for_name(self.manifest.image_embedder.name)
+        return self._image_embedder
+
+    def use_image_embedder(self, image_embedder: ImageEmbedder) -> None:
+        """Embed the keyframes of what is written from now on with this model (refused when the
+        memory's keyframe vectors come from another one)."""
+        self.manifest.check_image_embedder(self.path, image_embedder.name, image_embedder.dim)
+        self._image_embedder = image_embedder
+
+    @property
+    def keyframes(self) -> KeyframeIndex | None:
+        """The lance ``keyframes`` table, or None in a memory without keyframe vectors."""
+        info = self.manifest.image_embedder
+        if info is None:
+            return None
+        if self._keyframes is None or self._keyframes.dim != info.dim:
+            self._keyframes = KeyframeIndex(self._vectors, info.dim)
+        return self._keyframes
 
     def __enter__(self) -> Memory:
         return self
@@ -175,6 +212,8 @@ class Memory:
                 self._release_graph()
                 self._vectors.refresh()
                 self._entities.refresh()
+                if self._keyframes is not None:
+                    self._keyframes.refresh()
 
     @contextlib.contextmanager
     def reading(self, *, guard: bool = True) -> Iterator[KuzuGraph]:
@@ -341,6 +380,7 @@ class Memory:
         self._embed_rows(rows, vectors)
         profiles = entity_rows(graphs, {row["id"]: row["vector"] for row in rows if row["kind"] == "entity"})
         self._embed_rows(profiles, vectors)
+        frames = keyframe_vectors.frame_rows(self.path, graphs, self.image_embedder)
         with self._writing() as kuzu:
             kuzu.ensure_schema()
             existing = [vid for vid in ids if vid in read_manifest(self.path).videos]
@@ -348,14 +388,20 @@ class Memory:
             # COPY Rel is rolled back by hand, so everything that can fail happens before
             # the kuzu transaction, which then only copies validated rows and commits.
             before, before_entities = self._vectors.version(), self._entities.version()
+            keyframes = keyframe_vectors.table_for_write(self, frames)
+            before_frames = keyframes.version() if keyframes is not None else None
 
             def undo() -> None:
                 self._vectors.restore(before)
                 self._entities.restore(before_entities)
+                if keyframes is not None:
+                    keyframes.restore(before_frames)
 
             try:
                 self._vectors.replace_videos(existing, rows)
                 self._entities.replace_videos(existing, profiles)
+                if keyframes is not None:
+                    keyframes.replace_videos(existing, frames.rows)
             except BaseException:
                 undo()
                 raise
@@ -374,13 +420,17 @@ class Memory:
                 raise
             self._vectors.finish_write()
             self._entities.finish_write()
+            if keyframes is not None:
+                keyframes.finish_write()
             manifest = read_manifest(self.path)
+            frames.record(manifest)
             for g in graphs:
                 manifest.videos[g.video_id] = VideoEntry(
                     title=g.video.title, duration=g.video.duration, status="ready", updated_at=now(),
                     counts={"super": len(g.supers), "macro": len(g.macros), "entity": len(g.entities),
                             "event": len(g.events), "ocr": len(g.ocr), "keyframe": len(g.keyframes),
                             "edges": len(g.edges), **({"speech": len(g.speech)} if g.speech else {})},
+                    keyframe_vectors=frames.per_video.get(g.video_id, 0),
                 )
             manifest.generation += 1
             write_manifest(self.path, manifest)
@@ -404,15 +454,21 @@ class Memory:
             if video_id not in manifest.videos:
                 return False
             before, before_entities = self._vectors.version(), self._entities.version()
+            keyframes = self.keyframes
+            before_frames = keyframes.version() if keyframes is not None else None
             kuzu.begin()
             try:
                 kuzu.delete_videos([video_id])
                 self._vectors.delete_videos([video_id])
                 self._entities.replace_videos([video_id], [])
+                if keyframes is not None:
+                    keyframes.replace_videos([video_id], [])
             except BaseException:
                 kuzu.rollback()
                 self._vectors.restore(before)
                 self._entities.restore(before_entities)
+                if keyframes is not None:
+                    keyframes.restore(before_frames)
                 raise
             kuzu.commit()
             self._vectors.finish_write()

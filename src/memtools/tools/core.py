@@ -27,6 +27,7 @@ from memtools.store import EdgeRow, Memory
 from memtools.store.outline import Outline
 from memtools.tools import messages as msg
 from memtools.tools.frames import inspect_window
+from memtools.tools.frames_search import FrameSearchTools
 from memtools.tools.results import (
     EdgeItem,
     Frames,
@@ -99,7 +100,7 @@ def _edge_item(e: EdgeRow) -> EdgeItem:
                     description=e.description, other_text=brief(e.other))
 
 
-class MemoryTools(SearchTools, EntityTools, TranscriptTools):
+class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
     """The tools over one ``Memory``. Thread-safe; every call is short.
 
     Navigation and search tools take an optional ``as_of_sec``: only what had happened by

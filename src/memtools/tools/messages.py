@@ -68,3 +68,17 @@ BAD_VALUE = "{name} {problem}; you passed {value}"
 ARGUMENTS_NOT_AN_OBJECT = "the arguments of {tool} must be an object of named arguments, not {value}"
 MEMORY_UNAVAILABLE = "the memtools server cannot open its memory: {reason}"
 MEMORY_FAILED = "the memtools server could not read its memory: {reason}"
+# search_frames
+NO_FRAME_VECTORS = (
+    "this memory has no keyframe vectors (it was built without an image embedder), so frames cannot be searched "
+    "by how they look; use search_nodes for the text memory and inspect_frames for the frames of a time window. "
+    "The user can turn visual search on by building with --image-embedder"
+)
+FRAME_QUERY_OR_ID = (
+    "pass exactly one of query (what the frame shows, e.g. 'a red van on a street') or frame_id (a keyframe id "
+    "like '<video>/kf_0001' from search_frames or inspect_frames, for frames that look like it)"
+)
+NO_FRAME_VECTOR = (
+    "no keyframe {frame_id!r} among the searchable frames; keyframe ids look like '<video>/kf_0001' and come from "
+    "search_frames or inspect_frames"
+)

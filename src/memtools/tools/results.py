@@ -344,13 +344,24 @@ class Frames(_Result):
     images: list[bytes] = Field(default_factory=list, exclude=True, repr=False)
 
     def render(self) -> str:
-        window = span(self.start_sec, self.end_sec)
         if not self.frames:
-            return f"No frames for {self.video_id} {window}. {self.note}".strip()
-        lines = [f"{len(self.frames)} frame(s) of {self.video_id} {window}:"]
+            return f"No frames {self._scope()}. {self.note}".strip()
+        lines = [self._heading()]
         for i, f in enumerate(self.frames, 1):
             where = f" in {f.macro_id} ({clip(f.macro_label, 70)})" if f.macro_id else ""
-            lines.append(f"{i}. frame at {hms(f.t)} ({f.t:.1f} s){where}")
+            lines.append(f"{i}. {self._frame_name(f)} at {hms(f.t)} ({f.t:.1f} s){where}{self._frame_extra(f)}")
         if self.note:
             lines.append(self.note)
         return "\n".join(lines)
+
+    def _scope(self) -> str:
+        return f"for {self.video_id} {span(self.start_sec, self.end_sec)}"
+
+    def _heading(self) -> str:
+        return f"{len(self.frames)} frame(s) of {self.video_id} {span(self.start_sec, self.end_sec)}:"
+
+    def _frame_name(self, frame: FrameItem) -> str:
+        return "frame"
+
+    def _frame_extra(self, frame: FrameItem) -> str:
+        return ""

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from memtools.tools.frames_search import FRAMES_TOP_K, FRAMES_TOP_K_MAX
 from memtools.tools.core import LIST_LIMIT, LIST_MAX, MAX_FRAMES, MAX_IDS, TOP_K_MAX, MemoryTools
 from memtools.tools.invoke import ToolOutcome, invoke, parse_arguments
 
@@ -134,6 +135,18 @@ class FramesArgs(_Args):
     max_frames: int = Field(default=6, ge=1, le=MAX_FRAMES, description=f"At most this many frames (1-{MAX_FRAMES}).")
 
 
+class FrameSearchArgs(_Args):
+    query: str | None = Field(default=None, max_length=300, description=(
+        "What the frame shows, as a short visual description, e.g. 'a red van parked on a street'."))
+    frame_id: str | None = Field(default=None, max_length=256, description=(
+        "Or a keyframe id from search_frames / inspect_frames (like '<video>/kf_0003'): frames that look like it."))
+    video_id: VideoId = Field(default=None, max_length=128, description="Only this video. Default: every video.")
+    start_sec: Seconds | None = Field(default=None, description="Only frames at or after this second.")
+    end_sec: Seconds | None = Field(default=None, description="Only frames at or before this second.")
+    top_k: int = Field(default=FRAMES_TOP_K, ge=1, le=FRAMES_TOP_K_MAX,
+                       description=f"How many frames to return (1-{FRAMES_TOP_K_MAX}).")
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
@@ -206,4 +219,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {s.name: s for s in (
     ToolSpec("inspect_frames", "inspect",
              "Frames of a time window as images with timestamps and the macro event each belongs to, for "
              "checking visual details the text memory lacks.", FramesArgs, MemoryTools.inspect_frames),
+    ToolSpec("search_frames", "inspect",
+             "Search the keyframes themselves by how they look (image-text similarity), e.g. 'a red van', or find "
+             "frames like a given frame_id. Each match gives its time, macro event and the image. Use it for visual "
+             "details the text memory may have missed.", FrameSearchArgs, MemoryTools.search_frames),
 )}

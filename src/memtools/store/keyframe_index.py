@@ -1,0 +1,143 @@
+"""The lance ``keyframes`` table: one row per stored keyframe with its image vector.
+
+Columns (DESIGN.md §2): id, video_id, t, path (relative to the memory folder), macro_id and
+``vector`` from the memory's image embedder. It exists only in memories built with an image
+embedder (the manifest's ``image_embedder``), beside ``nodes`` and ``entities``, and is
+written in the same step as the rest of a video (``Memory._write_batch``).
+
+Search is exact below ``ANN_MIN_ROWS`` and uses an IVF-PQ index with exact re-ranking above,
+as the ``nodes`` table does.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from memtools.errors import StoreError
+from memtools.store.entity_index import EntityIndex
+from memtools.store.vectors import ANN_MIN_ROWS, ANN_REFINE, KEEP_VERSIONS_FOR, LanceIndex, _quote
+
+TABLE = "keyframes"
+_COLUMNS = ["id", "video_id", "t", "path", "macro_id"]
+
+
+def keyframes_schema(dim: int) -> pa.Schema:
+    return pa.schema([("id", pa.string()), ("video_id", pa.string()), ("t", pa.float64()), ("path", pa.string()),
+                      ("macro_id", pa.string()), ("vector", pa.list_(pa.float32(), dim))])
+
+
+@dataclass(frozen=True)
+class FrameRow:
+    id: str
+    video_id: str
+    t: float
+    path: str
+    macro_id: str
+    score: float = 0.0
+
+
+def frame_where(video_id: str | None = None, start: float | None = None, end: float | None = None) -> str | None:
+    parts = [f"video_id = {_quote(video_id)}"] if video_id is not None else []
+    if start is not None:
+        parts.append(f"t >= {float(start)!r}")
+    if end is not None:
+        parts.append(f"t <= {float(end)!r}")
+    return " AND ".join(parts) or None
+
+
+class KeyframeIndex(EntityIndex):
+    """Reads and writes of the ``keyframes`` table (vectors of width ``dim``), over a ``LanceIndex``'s connection."""
+
+    name = TABLE
+
+    def __init__(self, lance: LanceIndex, dim: int) -> None:
+        super().__init__(lance)
+        self.dim = dim
+        self._ann: bool | None = None  # whether the table has a vector index (cached until it changes)
+
+    def refresh(self) -> None:
+        self._ann = None
+        super().refresh()
+
+    def schema(self) -> pa.Schema:
+        return keyframes_schema(self.dim)
+
+    def finish_write(self) -> None:
+        from lancedb.index import Bitmap, BTree, IvfPq
+
+        table = self.table()
+        self._ann = None
+        if table is None or table.count_rows() == 0:
+            return
+        try:
+            have = {tuple(ix.columns) for ix in table.list_indices()}
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for column, config in (("video_id", Bitmap()), ("t", BTree()), ("id", BTree())):
+                    if (column,) not in have:
+                        table.create_index(column, config=config)
+                table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
+                if table.count_rows() >= ANN_MIN_ROWS and ("vector",) not in have:
+                    table.create_index("vector", config=IvfPq(distance_type="cosine"), replace=True)
+                    table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
+        except Exception as exc:
+            raise StoreError(f"keyframes table indexing failed: {exc}") from exc
+
+    # --- reads --------------------------------------------------------------------------
+
+    def count(self, video_id: str | None = None) -> int:
+        table = self.table()
+        if table is None:
+            return 0
+        where = frame_where(video_id)
+        return table.count_rows(where) if where else table.count_rows()
+
+    def frame(self, frame_id: str) -> tuple[FrameRow, np.ndarray] | None:
+        """One keyframe row and its vector, by id."""
+        table = self.table()
+        if table is None:
+            return None
+        try:
+            rows = table.search().where(f"id = {_quote(frame_id)}").select([*_COLUMNS, "vector"]).limit(1).to_list()
+        except Exception as exc:
+            raise StoreError(f"keyframe lookup failed: {exc}") from exc
+        if not rows:
+            return None
+        return _row(rows[0]), np.asarray(rows[0]["vector"], dtype=np.float32)
+
+    def ids(self, video_id: str) -> set[str]:
+        table = self.table()
+        if table is None:
+            return set()
+        try:
+            rows = table.search().where(f"video_id = {_quote(video_id)}").select(["id"]).limit(None).to_arrow()
+        except Exception as exc:
+            raise StoreError(f"keyframe lookup failed: {exc}") from exc
+        return set(rows.column("id").to_pylist())
+
+    def search(self, vector: np.ndarray, limit: int, where: str | None = None) -> list[FrameRow]:  # type: ignore[override]
+        table = self.table()
+        if table is None or limit <= 0:
+            return []
+        try:
+            query = table.search(np.asarray(vector, np.float32).tolist(), vector_column_name="vector")
+            query = query.distance_type("cosine")
+            if self._ann is None:
+                self._ann = any(tuple(ix.columns) == ("vector",) for ix in table.list_indices())
+            if self._ann:
+                query = query.refine_factor(ANN_REFINE)
+            if where:
+                query = query.where(where, prefilter=True)
+            rows = query.select([*_COLUMNS, "_distance"]).limit(limit).to_list()
+        except Exception as exc:
+            raise StoreError(f"keyframe search failed: {exc}") from exc
+        return [_row(r, 1.0 - float(r["_distance"])) for r in rows]
+
+
+def _row(row: dict[str, Any], score: float = 0.0) -> FrameRow:
+    return FrameRow(row["id"], row["video_id"], float(row["t"]), row["path"], row["macro_id"] or "", score)
