@@ -133,7 +133,9 @@ class OpenAIEmbedder:
         if vectors.ndim != 2 or len(vectors) != len(texts):
             raise EmbeddingError(f"{self.url} returned {len(data)} vectors for {len(texts)} texts")
         usage = response.json().get("usage")
-        tokens_in, _, estimated = tokens_from_usage(usage if isinstance(usage, dict) else None, " ".join(texts))
+        words = " ".join(t for t in texts if isinstance(t, str))  # image items (multimodal servers) count as images
+        tokens_in, _, estimated = tokens_from_usage(usage if isinstance(usage, dict) else None, words,
+                                                    images=sum(not isinstance(t, str) for t in texts))
         with self._lock:
             self.usage.add(tokens_in, 0, estimated)
             if self._dim is None:

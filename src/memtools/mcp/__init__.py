@@ -1,6 +1,6 @@
 """The memtools tools as an MCP server (official ``mcp`` SDK 2.x, ``MCPServer``).
 
-A thin adapter over ``memtools.tools``: the nine tools are generated from ``TOOL_SPECS``
+A thin adapter over ``memtools.tools``: every tool is generated from ``TOOL_SPECS``
 (typed, bounded parameters; read-only annotations; rendered text plus structured output),
 with resources for the video list, summaries and frames, and a prompt carrying the
 MEMDREAMER answering strategy::

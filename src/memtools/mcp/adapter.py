@@ -1,4 +1,4 @@
-"""The nine tools as MCP tools, generated from ``TOOL_SPECS`` and run through ``ToolSpec.invoke``.
+"""Every tool of the catalogue as an MCP tool, generated from ``TOOL_SPECS`` and run through ``ToolSpec.invoke``.
 
 Each tool is registered with a function whose ``__signature__`` is made from the fields of the
 spec's argument model and whose return annotation is ``Annotated[CallToolResult, <result
