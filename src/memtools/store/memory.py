@@ -58,8 +58,9 @@ VECTORS_DIR = "vectors"
 LOCK_FILE = "memtools.lock"
 INTENT_FILE = ".write-intent"
 EMBED_BATCH = 4096  # texts per embedder call: the embedder sorts a call by length, so fewer pads
-WRITE_BUFFER_MB = 1024  # kuzu buffer pool of a writer: a batch must fit before COMMIT
-BATCH_NODES = 60_000    # a write batch also ends once it holds this many nodes
+WRITE_BUFFER_MB = 512   # kuzu buffer pool of a writer: a batch must fit before COMMIT
+BATCH_NODES = 30_000    # a write batch also ends once it holds this many nodes (keeps a batch within the pool)
+EMBED_CACHE_TEXTS = 50_000  # texts whose vectors an import keeps for reuse across batches
 
 
 class Memory:
@@ -440,6 +441,8 @@ class Memory:
 
     def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
         """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot)."""
+        if len(cache) > EMBED_CACHE_TEXTS:  # bounded: a stream of any length keeps memory flat
+            cache.clear()
         unique = [t for t in dict.fromkeys(row["text"] for row in rows) if t not in cache]
         for i in range(0, len(unique), EMBED_BATCH):
             chunk = unique[i:i + EMBED_BATCH]
