@@ -157,3 +157,13 @@ def test_a_full_buffer_pool_is_a_memtools_error_not_kuzus_words():
     assert isinstance(error, StoreError)
     assert "ran out of memory while writing 200 videos" in str(error) and "--batch-size" in str(error)
     assert "Buffer manager" not in str(error)
+
+
+def test_a_large_file_says_it_is_being_checked_first(tmp_path, capsys):
+    big = tmp_path / "big.json"
+    videos = {f"v{i:05d}": {"duration": 100.0, "timestamps": [[1, 5]], "sentences": ["x" * 200]} for i in range(5000)}
+    big.write_text(json.dumps(videos)[:-10], encoding="utf-8")  # over 1 MB, broken at the end
+    code, _, err, memory = _import(tmp_path, capsys, big)
+    assert code == 1
+    assert f"checking {big} (1 MB) ..." in err and "is not valid JSON" in err
+    assert not (memory / "memtools.json").exists()

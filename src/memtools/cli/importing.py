@@ -10,6 +10,7 @@ counted in the summary with its first examples.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 

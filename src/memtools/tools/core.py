@@ -35,8 +35,6 @@ from memtools.tools.results import (
     MacroItem,
     NodeItem,
     Relations,
-    SearchHit,
-    SearchResult,
     Subgraph,
     Summary,
     SuperBrief,
