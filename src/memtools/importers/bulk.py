@@ -29,6 +29,7 @@ from typing import TextIO
 from memtools.costs import Tally, record
 from memtools.schema import VideoGraph
 from memtools.store import Memory
+from memtools.store.memory import INDEX_EVERY_NODES
 
 LEDGER_DIR = ".imports"
 
@@ -104,8 +105,16 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
     counts = {"written": 0, "skipped": 0, "captions": 0}
     before = _embedding_usage(memory)
 
+    pending = {"nodes": 0, "indexed": False}
+
     def flush(batch: list[VideoGraph]) -> None:
-        memory.write_videos(batch, batch_size=len(batch), embed_cache=cache)
+        # the first batch builds the indexes; later ones are folded in every INDEX_EVERY_NODES and at the end
+        memory.write_videos(batch, batch_size=len(batch), embed_cache=cache, index=not pending["indexed"])
+        pending["indexed"] = True
+        pending["nodes"] += sum(len(g.entities) + len(g.events) + len(g.ocr) + len(g.macros) for g in batch)
+        if pending["nodes"] >= INDEX_EVERY_NODES:
+            memory.finish_indexes()
+            pending["nodes"] = 0
         if ledger:
             ledger.add([g.video_id for g in batch])
         if on_batch is not None:
@@ -131,6 +140,8 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
                 batch = []
         if batch:
             flush(batch)
+        if pending["nodes"]:
+            memory.finish_indexes()
     finally:
         if bar is not None:
             bar.close()

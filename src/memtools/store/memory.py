@@ -61,6 +61,7 @@ EMBED_BATCH = 4096  # texts per embedder call: the embedder sorts a call by leng
 WRITE_BUFFER_MB = 512   # kuzu buffer pool of a writer: a batch must fit before COMMIT
 BATCH_NODES = 30_000    # a write batch also ends once it holds this many nodes (keeps a batch within the pool)
 EMBED_CACHE_TEXTS = 50_000  # texts whose vectors an import keeps for reuse across batches
+INDEX_EVERY_NODES = 200_000  # a long write folds new rows into the lance indexes this often
 
 
 class Memory:
@@ -344,31 +345,53 @@ class Memory:
         self.write_videos([graph])
 
     def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
-                     progress: callable | None = None, embed_cache: dict[str, object] | None = None) -> int:
+                     progress: callable | None = None, embed_cache: dict[str, object] | None = None,
+                     index: bool = True) -> int:
         """Write many videos, ``batch_size`` (or ``BATCH_NODES`` nodes) per atomic step.
         ``embed_cache`` (text -> vector) carries embeddings across calls, so a text shared by
-        several batches is embedded once. Returns how many were written."""
+        several batches is embedded once. Returns how many were written.
+
+        The lance indexes are brought up to date (and old versions pruned) after the first
+        batch, every ``INDEX_EVERY_NODES`` nodes and at the end, not after every batch: compacting
+        a growing table per batch made long imports slow and their memory and disk grow. Rows not
+        yet folded in are still found (lance scans them). ``index=False`` leaves it all to a later
+        ``finish_indexes()`` (bulk imports that write one batch per call)."""
         embed_cache = {} if embed_cache is None else embed_cache
-        written = nodes = 0
+        written = nodes = pending = 0
         batch: list[VideoGraph] = []
+
+        def flush() -> None:
+            nonlocal written, pending, batch
+            pending += sum(len(g.entities) + len(g.events) + len(g.ocr) + len(g.macros) for g in batch)
+            fold = index and (written == 0 or pending >= INDEX_EVERY_NODES)
+            self._write_batch(batch, embed_cache, index=fold)
+            pending = 0 if fold else pending
+            written += len(batch)
+            batch = []
+            if progress:
+                progress(written)
+
         for graph in graphs:
             batch.append(graph)
             nodes += len(graph.entities) + len(graph.events) + len(graph.ocr) + len(graph.macros)
             if len(batch) >= batch_size or nodes >= BATCH_NODES:
                 nodes = 0
-                self._write_batch(batch, embed_cache)
-                written += len(batch)
-                batch = []
-                if progress:
-                    progress(written)
+                flush()
         if batch:
-            self._write_batch(batch, embed_cache)
-            written += len(batch)
-            if progress:
-                progress(written)
+            flush()
+        if index and pending:
+            self.finish_indexes()
         return written
 
-    def _write_batch(self, graphs: Sequence[VideoGraph], vectors: dict[str, object]) -> None:
+    def finish_indexes(self) -> None:
+        """Fold rows written since the last indexing into the lance indexes; prune old versions."""
+        with self._writing() as _:
+            self._vectors.finish_write()
+            self._entities.finish_write()
+            if self.keyframes is not None:
+                self.keyframes.finish_write()
+
+    def _write_batch(self, graphs: Sequence[VideoGraph], vectors: dict[str, object], *, index: bool = True) -> None:
         ids = [g.video_id for g in graphs]
         if len(set(ids)) != len(ids):
             raise ConfigError(f"the same video id appears twice in one write: {sorted(ids)}")
@@ -384,7 +407,8 @@ class Memory:
         frames = keyframe_vectors.frame_rows(self.path, graphs, self.image_embedder)
         with self._writing() as kuzu:
             kuzu.ensure_schema()
-            existing = [vid for vid in ids if vid in read_manifest(self.path).videos]
+            listed = read_manifest(self.path).videos
+            existing = [vid for vid in ids if vid in listed]
             # Lance first: kuzu 0.11.3 loses existing edges when a transaction that ran
             # COPY Rel is rolled back by hand, so everything that can fail happens before
             # the kuzu transaction, which then only copies validated rows and commits.
@@ -419,10 +443,11 @@ class Memory:
             except BaseException:
                 undo()
                 raise
-            self._vectors.finish_write()
-            self._entities.finish_write()
-            if keyframes is not None:
-                keyframes.finish_write()
+            if index:
+                self._vectors.finish_write()
+                self._entities.finish_write()
+                if keyframes is not None:
+                    keyframes.finish_write()
             manifest = read_manifest(self.path)
             frames.record(manifest)
             for g in graphs:
