@@ -8,8 +8,10 @@ Every failure a user can fix is one line on stderr (exit 1; 2 for usage errors).
 from __future__ import annotations
 
 import argparse
+import ctypes
 import importlib
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -50,7 +52,19 @@ def _describe(sub: argparse._SubParsersAction) -> None:
             command.description = text[0].upper() + text[1:] + "."
 
 
+def _fewer_malloc_arenas() -> None:
+    """Cap glibc's malloc arenas at two (unless ``MALLOC_ARENA_MAX`` says otherwise). By default
+    every thread may get its own 64 MiB arena; lance's and kuzu's worker threads then keep
+    hundreds of MiB of fragmented free memory during a long import."""
+    if sys.platform.startswith("linux") and "MALLOC_ARENA_MAX" not in os.environ:
+        try:
+            ctypes.CDLL("libc.so.6").mallopt(-8, 2)  # -8: M_ARENA_MAX
+        except (OSError, AttributeError):  # not glibc
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
+    _fewer_malloc_arenas()
     args = parser().parse_args(argv)
     problem = resolve_memory(args) if getattr(args, "func", None) else None
     if problem:
