@@ -62,7 +62,7 @@ def test_disk_full_while_the_graph_copies(mem, capsys, monkeypatch, video_id):
 
 
 def test_disk_full_when_the_manifest_is_written(mem, capsys, monkeypatch):
-    import memtools.store.memory as memory_module
+    import memtools.store.writes as memory_module  # the write path of Memory
 
     monkeypatch.setattr(memory_module, "write_manifest", _enospc)
     with Memory.open(mem, EMBEDDER) as memory, pytest.raises(OSError, match="No space left"):
@@ -81,7 +81,7 @@ WRITER = textwrap.dedent("""
     import os, signal, sys, tempfile
     from memtools.embed.testing import TestEmbedder
     from memtools.store import Memory
-    from memtools.store import graph, memory as memory_module
+    from memtools.store import graph, writes as memory_module
     from memtools.testing import kitchen_graph
 
     path, phase, video_id = sys.argv[1:4]

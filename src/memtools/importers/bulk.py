@@ -29,7 +29,7 @@ from typing import TextIO
 from memtools.costs import Tally, record
 from memtools.schema import VideoGraph
 from memtools.store import Memory
-from memtools.store.memory import INDEX_EVERY_NODES
+from memtools.store.writes import INDEX_EVERY_NODES
 
 LEDGER_DIR = ".imports"
 

@@ -11,7 +11,6 @@ as the ``nodes`` table does.
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +19,7 @@ import pyarrow as pa
 
 from memtools.errors import StoreError
 from memtools.store.entity_index import EntityIndex
-from memtools.store.vectors import ANN_MIN_ROWS, ANN_REFINE, KEEP_VERSIONS_FOR, LanceIndex, _quote
+from memtools.store.vectors import ANN_REFINE, LanceIndex, _quote, build_indexes
 
 TABLE = "keyframes"
 _COLUMNS = ["id", "video_id", "t", "path", "macro_id"]
@@ -68,25 +67,14 @@ class KeyframeIndex(EntityIndex):
         return keyframes_schema(self.dim)
 
     def finish_write(self) -> None:
-        from lancedb.index import Bitmap, BTree, IvfPq
+        from lancedb.index import Bitmap, BTree
 
         table = self.table()
         self._ann = None
         if table is None or table.count_rows() == 0:
             return
-        try:
-            have = {tuple(ix.columns) for ix in table.list_indices()}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                for column, config in (("video_id", Bitmap()), ("t", BTree()), ("id", BTree())):
-                    if (column,) not in have:
-                        table.create_index(column, config=config)
-                table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
-                if table.count_rows() >= ANN_MIN_ROWS and ("vector",) not in have:
-                    table.create_index("vector", config=IvfPq(distance_type="cosine"), replace=True)
-                    table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
-        except Exception as exc:
-            raise StoreError(f"keyframes table indexing failed: {exc}") from exc
+        build_indexes(table, [("video_id", Bitmap()), ("t", BTree()), ("id", BTree())],
+                      ann_due=lambda have: ("vector",) not in have, what="keyframes table")
 
     # --- reads --------------------------------------------------------------------------
 

@@ -21,34 +21,29 @@ import contextlib
 import fcntl
 import logging
 import os
-import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
-from memtools.schema import Video, VideoGraph
+from memtools.schema import Video
 from memtools.store.graph import KuzuGraph
 from memtools.store.manifest import (
     MANIFEST,
     EmbedderInfo,
     Manifest,
-    VideoEntry,
-    now,
     read_manifest,
     write_manifest,
 )
-from memtools.store.entities import entity_rows
 from memtools.store.entity_index import EntityIndex
 from memtools.store.location import check_same_tables, check_tables_uri, tables_location
-from memtools.store import keyframe_vectors
 from memtools.store.outline import Outline
-from memtools.store.payload import index_rows
 from memtools.store import integrity
 from memtools.store.vectors import LanceIndex
+from memtools.store.writes import MemoryWrites
 from memtools.store.keyframe_index import KeyframeIndex
 
 log = logging.getLogger(__name__)
@@ -57,14 +52,10 @@ GRAPH_FILE = "graph.kuzu"
 VECTORS_DIR = "vectors"
 LOCK_FILE = "memtools.lock"
 INTENT_FILE = ".write-intent"
-EMBED_BATCH = 4096  # texts per embedder call: the embedder sorts a call by length, so fewer pads
 WRITE_BUFFER_MB = 512   # kuzu buffer pool of a writer: a batch must fit before COMMIT
-BATCH_NODES = 30_000    # a write batch also ends once it holds this many nodes (keeps a batch within the pool)
-EMBED_CACHE_TEXTS = 50_000  # texts whose vectors an import keeps for reuse across batches
-INDEX_EVERY_NODES = 200_000  # a long write folds new rows into the lance indexes this often
 
 
-class Memory:
+class Memory(MemoryWrites):
     """A memory folder. Use ``Memory.open`` / ``Memory.create``; close it (or use ``with``)."""
 
     def __init__(self, path: Path, manifest: Manifest, embedder: Embedder | None, *,
@@ -339,188 +330,6 @@ class Memory:
                     graph.close()
             finally:
                 intent.unlink(missing_ok=True)
-
-    def write_video(self, graph: VideoGraph) -> None:
-        """Write one video; an existing video with the same id is replaced."""
-        self.write_videos([graph])
-
-    def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
-                     progress: callable | None = None, embed_cache: dict[str, object] | None = None,
-                     index: bool = True) -> int:
-        """Write many videos, ``batch_size`` (or ``BATCH_NODES`` nodes) per atomic step.
-        ``embed_cache`` (text -> vector) carries embeddings across calls, so a text shared by
-        several batches is embedded once. Returns how many were written.
-
-        The lance indexes are brought up to date (and old versions pruned) after the first
-        batch, every ``INDEX_EVERY_NODES`` nodes and at the end, not after every batch: compacting
-        a growing table per batch made long imports slow and their memory and disk grow. Rows not
-        yet folded in are still found (lance scans them). ``index=False`` leaves it all to a later
-        ``finish_indexes()`` (bulk imports that write one batch per call)."""
-        embed_cache = {} if embed_cache is None else embed_cache
-        written = nodes = pending = 0
-        batch: list[VideoGraph] = []
-
-        def flush() -> None:
-            nonlocal written, pending, batch
-            pending += sum(len(g.entities) + len(g.events) + len(g.ocr) + len(g.macros) for g in batch)
-            fold = index and (written == 0 or pending >= INDEX_EVERY_NODES)
-            self._write_batch(batch, embed_cache, index=fold)
-            pending = 0 if fold else pending
-            written += len(batch)
-            batch = []
-            if progress:
-                progress(written)
-
-        for graph in graphs:
-            batch.append(graph)
-            nodes += len(graph.entities) + len(graph.events) + len(graph.ocr) + len(graph.macros)
-            if len(batch) >= batch_size or nodes >= BATCH_NODES:
-                nodes = 0
-                flush()
-        if batch:
-            flush()
-        if index and pending:
-            self.finish_indexes()
-        return written
-
-    def finish_indexes(self) -> None:
-        """Fold rows written since the last indexing into the lance indexes; prune old versions."""
-        with self._writing() as _:
-            self._vectors.finish_write()
-            self._entities.finish_write()
-            if self.keyframes is not None:
-                self.keyframes.finish_write()
-
-    def _write_batch(self, graphs: Sequence[VideoGraph], vectors: dict[str, object], *, index: bool = True) -> None:
-        ids = [g.video_id for g in graphs]
-        if len(set(ids)) != len(ids):
-            raise ConfigError(f"the same video id appears twice in one write: {sorted(ids)}")
-        for g in graphs:
-            try:
-                g.check()
-            except ValueError as exc:
-                raise StoreError(f"refusing to write an inconsistent graph: {exc}") from exc
-        rows = index_rows(graphs)
-        self._embed_rows(rows, vectors)
-        profiles = entity_rows(graphs, {row["id"]: row["vector"] for row in rows if row["kind"] == "entity"})
-        self._embed_rows(profiles, vectors)
-        frames = keyframe_vectors.frame_rows(self.path, graphs, self.image_embedder)
-        with self._writing() as kuzu:
-            kuzu.ensure_schema()
-            listed = read_manifest(self.path).videos
-            existing = [vid for vid in ids if vid in listed]
-            # Lance first: kuzu 0.11.3 loses existing edges when a transaction that ran
-            # COPY Rel is rolled back by hand, so everything that can fail happens before
-            # the kuzu transaction, which then only copies validated rows and commits.
-            before, before_entities = self._vectors.version(), self._entities.version()
-            keyframes = keyframe_vectors.table_for_write(self, frames)
-            before_frames = keyframes.version() if keyframes is not None else None
-
-            def undo() -> None:
-                self._vectors.restore(before)
-                self._entities.restore(before_entities)
-                if keyframes is not None:
-                    keyframes.restore(before_frames)
-
-            try:
-                self._vectors.replace_videos(existing, rows)
-                self._entities.replace_videos(existing, profiles)
-                if keyframes is not None:
-                    keyframes.replace_videos(existing, frames.rows)
-            except BaseException:
-                undo()
-                raise
-            try:
-                kuzu.begin()
-                try:
-                    kuzu.delete_videos(existing)
-                    kuzu.insert(graphs)
-                except BaseException:
-                    with contextlib.suppress(StoreError):
-                        kuzu.rollback()
-                    raise
-                kuzu.commit()
-            except BaseException:
-                undo()
-                raise
-            if index:
-                self._vectors.finish_write()
-                self._entities.finish_write()
-                if keyframes is not None:
-                    keyframes.finish_write()
-            manifest = read_manifest(self.path)
-            frames.record(manifest)
-            for g in graphs:
-                manifest.videos[g.video_id] = VideoEntry(
-                    title=g.video.title, duration=g.video.duration, status="ready", updated_at=now(),
-                    counts={"super": len(g.supers), "macro": len(g.macros), "entity": len(g.entities),
-                            "event": len(g.events), "ocr": len(g.ocr), "keyframe": len(g.keyframes),
-                            "edges": len(g.edges), **({"speech": len(g.speech)} if g.speech else {})},
-                    keyframe_vectors=frames.per_video.get(g.video_id, 0),
-                )
-            manifest.generation += 1
-            write_manifest(self.path, manifest)
-            self.manifest = manifest
-            self._manifest_stamp = self._stamp()
-            self._outlines.clear()
-
-    def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
-        """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot)."""
-        if len(cache) > EMBED_CACHE_TEXTS:  # bounded: a stream of any length keeps memory flat
-            cache.clear()
-        unique = [t for t in dict.fromkeys(row["text"] for row in rows) if t not in cache]
-        for i in range(0, len(unique), EMBED_BATCH):
-            chunk = unique[i:i + EMBED_BATCH]
-            cache.update(zip(chunk, self.embedder.embed_documents(chunk)))
-        for row in rows:
-            row["vector"] = cache[row["text"]]
-
-    def delete_video(self, video_id: str) -> bool:
-        """Remove a video, its vectors and its frames. Returns False if it was not there."""
-        with self._writing() as kuzu:
-            manifest = read_manifest(self.path)
-            if video_id not in manifest.videos:
-                return False
-            before, before_entities = self._vectors.version(), self._entities.version()
-            keyframes = self.keyframes
-            before_frames = keyframes.version() if keyframes is not None else None
-            kuzu.begin()
-            try:
-                kuzu.delete_videos([video_id])
-                self._vectors.delete_videos([video_id])
-                self._entities.replace_videos([video_id], [])
-                if keyframes is not None:
-                    keyframes.replace_videos([video_id], [])
-            except BaseException:
-                kuzu.rollback()
-                self._vectors.restore(before)
-                self._entities.restore(before_entities)
-                if keyframes is not None:
-                    keyframes.restore(before_frames)
-                raise
-            kuzu.commit()
-            self._vectors.finish_write()
-            self._entities.finish_write()
-            del manifest.videos[video_id]
-            manifest.generation += 1
-            write_manifest(self.path, manifest)
-            self.manifest = manifest
-            self._manifest_stamp = self._stamp()
-            self._outlines.clear()
-        shutil.rmtree(self.frames_dir(video_id), ignore_errors=True)
-        return True
-
-    def set_status(self, video_id: str, status: str) -> None:
-        """Record a build status (``building``/``failed``) for a video not yet written."""
-        with self._process_lock():
-            manifest = read_manifest(self.path)
-            entry = manifest.videos.get(video_id) or VideoEntry()
-            entry.status, entry.updated_at = status, now()
-            manifest.videos[video_id] = entry
-            write_manifest(self.path, manifest)
-            self.manifest = manifest
-            self._manifest_stamp = self._stamp()
-            self._outlines.clear()
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())

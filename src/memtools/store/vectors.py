@@ -14,7 +14,7 @@ import json
 import logging
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -191,29 +191,16 @@ class LanceIndex:
 
     def finish_write(self) -> None:
         """Build missing indexes, fold new rows into them, and prune old versions."""
-        from lancedb.index import FTS, Bitmap, BTree, IvfPq
+        from lancedb.index import FTS, Bitmap, BTree
 
         table = self.nodes()
         self._ann = None
         if table is None or table.count_rows() == 0:
             return
-        try:
-            have = {tuple(ix.columns) for ix in table.list_indices()}
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                if ("text",) not in have:
-                    table.create_index("text", config=FTS(with_position=False, stem=True, remove_stop_words=True))
-                for column, config in (("video_id", Bitmap()), ("kind", Bitmap()), ("t_start", BTree()), ("t_end", BTree())):
-                    if (column,) not in have:
-                        table.create_index(column, config=config)
-                table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
-                if table.count_rows() >= ANN_MIN_ROWS and (
-                        ("vector",) not in have or self._vector_segments(table) > ANN_MAX_SEGMENTS):
-                    log.info("building the ANN index over %d rows", table.count_rows())
-                    table.create_index("vector", config=IvfPq(distance_type="cosine"), replace=True)
-                    table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
-        except Exception as exc:
-            raise StoreError(f"vector store indexing failed: {exc}") from exc
+        build_indexes(table, [("text", FTS(with_position=False, stem=True, remove_stop_words=True)),
+                              ("video_id", Bitmap()), ("kind", Bitmap()), ("t_start", BTree()), ("t_end", BTree())],
+                      ann_due=lambda have: ("vector",) not in have or self._vector_segments(table) > ANN_MAX_SEGMENTS,
+                      what="vector store")
 
     @staticmethod
     def _vector_segments(table) -> int:
@@ -291,3 +278,24 @@ class LanceIndex:
                             row["t_start"], row["t_end"], row["text"], score, row["display"] or row["text"],
                             row["macro_label"] or "", tuple(json.loads(row["context"] or "[]"))))
         return hits
+
+
+def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Callable[[set], bool], what: str) -> None:
+    """Create the missing scalar indexes of ``table``, fold new rows into every index and prune old
+    versions; (re)build the ANN index once the table is large enough and ``ann_due(existing)`` says so."""
+    from lancedb.index import IvfPq
+
+    try:
+        have = {tuple(ix.columns) for ix in table.list_indices()}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for column, config in scalar:
+                if (column,) not in have:
+                    table.create_index(column, config=config)
+            table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
+            if table.count_rows() >= ANN_MIN_ROWS and ann_due(have):
+                log.info("building the ANN index over %d rows", table.count_rows())
+                table.create_index("vector", config=IvfPq(distance_type="cosine"), replace=True)
+                table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
+    except Exception as exc:
+        raise StoreError(f"{what} indexing failed: {exc}") from exc
