@@ -33,12 +33,12 @@ from memtools.schema import (
     VideoGraph,
     kind_of_id,
 )
+from memtools.store import graph_rows
 from memtools.store.graph_schema import (
     _BY_NAME,
     _DETAIL,
     TABLES,
     _decode,
-    _details,
     _encode,
     _schema_ddl,
 )
@@ -97,6 +97,7 @@ class KuzuGraph:
         except RuntimeError as exc:
             raise translate(exc, f"opening {self.path}") from exc
         self._present: set[str] | None = None
+        self._outline: tuple[str, graph_rows.Outline | None] | None = None
 
     def _tables(self) -> list:
         """The node tables this database holds (a memory made before speech has no Speech table)."""
@@ -106,6 +107,11 @@ class KuzuGraph:
 
     def _has_speech(self) -> bool:
         return any(t.kind is NodeKind.SPEECH for t in self._tables())
+
+    def _has_rows(self, table: str) -> bool:
+        """Whether the database has this derived table (memories made before it do not)."""
+        self._tables()
+        return self._present is not None and table in self._present
 
     def close(self) -> None:
         conn, db = getattr(self, "_conn", None), getattr(self, "_db", None)
@@ -129,7 +135,7 @@ class KuzuGraph:
             raise translate(exc, "running a query") from exc
 
     def ensure_schema(self) -> None:
-        for statement in _schema_ddl():
+        for statement in [*_schema_ddl(), *graph_rows.derived_ddl()]:
             self._run(statement)
         self._present = None
 
@@ -148,7 +154,7 @@ class KuzuGraph:
         """Delete every node of these videos and their edges (inside the caller's transaction)."""
         if not video_ids:
             return
-        for name in [*(t.name for t in self._tables()), _DETAIL]:
+        for name in [*(t.name for t in self._tables()), *(d for d in graph_rows.DERIVED if self._has_rows(d))]:
             self._run(f"MATCH (n:{name}) WHERE n.video_id IN $vids DETACH DELETE n", {"vids": list(video_ids)})
 
     def insert(self, graphs: Sequence[VideoGraph]) -> None:
@@ -174,10 +180,31 @@ class KuzuGraph:
         for (src, dst), rows in edges.items():
             arrow = pa.Table.from_pylist(rows, schema=rel_schema)
             self._run(f"COPY Rel FROM $rows (from='{src}', to='{dst}')", {"rows": arrow})
-        details = [row for graph in graphs for row in _details(graph)]
-        if details:
-            schema = pa.schema([(c, pa.string()) for c in ("id", "video_id", "children", "edges")])
-            self._run(f"COPY {_DETAIL} FROM $rows", {"rows": pa.Table.from_pylist(details, schema=schema)})
+        self.insert_derived(graphs)
+
+    def insert_derived(self, graphs: Sequence[VideoGraph]) -> None:
+        """The navigation rows of these videos (``graph_rows``), inside the caller's transaction."""
+        self._outline = None
+        for name, rows in graph_rows.rows_for(graphs).items():
+            if rows:
+                schema = pa.schema([(c, pa.string()) for c in graph_rows.columns(name)])
+                self._run(f"COPY {name} FROM $rows", {"rows": pa.Table.from_pylist(rows, schema=schema)})
+
+    def delete_derived(self, video_ids: Sequence[str]) -> None:
+        """Delete the navigation rows of these videos (inside the caller's transaction)."""
+        self._outline = None
+        for name in graph_rows.DERIVED:
+            if self._has_rows(name):
+                self._run(f"MATCH (n:{name}) WHERE n.video_id IN $vids DELETE n", {"vids": list(video_ids)})
+
+    def derived_counts(self) -> dict[str, dict[str, int]]:
+        """Per video, how many rows each derived table holds (``memtools check`` compares them)."""
+        counts: dict[str, dict[str, int]] = defaultdict(dict)
+        for name in graph_rows.DERIVED:
+            if self._has_rows(name):
+                for vid, n in self._run(f"MATCH (n:{name}) RETURN n.video_id, count(n)"):
+                    counts[vid][name] = int(n)
+        return counts
 
     # --- reads --------------------------------------------------------------------------
 
@@ -205,11 +232,34 @@ class KuzuGraph:
             found.update((row[0]["id"], _decode(row[0])) for row in rows)
         return found
 
+    def _outline_row(self, video_id: str) -> graph_rows.Outline | None:
+        """The video's ``VideoOutline`` row (None for memories written before it); the last one is kept."""
+        if self._outline is not None and self._outline[0] == video_id:
+            return self._outline[1]
+        if not self._has_rows(graph_rows.OUTLINE):
+            return None
+        rows = self._run(f"MATCH (o:{graph_rows.OUTLINE} {{id: $id}}) RETURN o.video, o.supers, o.macros",
+                         {"id": video_id})
+        outline = graph_rows.Outline(*rows[0]) if rows else None
+        if self.read_only:  # a writer's rows change under it
+            self._outline = (video_id, outline)
+        return outline
+
+    def _children(self, macro_id: str) -> dict[str, dict]:
+        rows = self._run(f"MATCH (d:{_DETAIL} {{id: $id}}) RETURN d.children", {"id": macro_id})
+        return {row["id"]: row for row in json.loads(rows[0][0])} if rows else {}
+
     def supers(self, video_id: str) -> list[SuperEvent]:
+        outline = self._outline_row(video_id)
+        if outline is not None:
+            return outline.supers()
         rows = self._run("MATCH (n:SuperEvent) WHERE n.video_id = $vid RETURN n ORDER BY n.ordinal", {"vid": video_id})
         return [_decode(r[0]) for r in rows]  # type: ignore[misc]
 
     def macros_of_video(self, video_id: str) -> list[MacroEvent]:
+        outline = self._outline_row(video_id)
+        if outline is not None:
+            return outline.macros()
         rows = self._run("MATCH (n:MacroEvent) WHERE n.video_id = $vid RETURN n ORDER BY n.ordinal", {"vid": video_id})
         return [_decode(r[0]) for r in rows]  # type: ignore[misc]
 
@@ -227,6 +277,11 @@ class KuzuGraph:
         kind = kind_of_id(node_id)
         if kind is None:
             return []
+        if self._has_rows(graph_rows.EDGES):
+            rows = self._run(f"MATCH (e:{graph_rows.EDGES} {{id: $id}}) RETURN e.edges", {"id": node_id})
+            if rows:
+                return [EdgeRow(*edge) for edge in graph_rows.read_edges(
+                    node_id, rows[0][0], direction, categories, labels, limit, self._outline_row, self._children)]
         table = TABLES[kind].name
         params: dict[str, Any] = {"id": node_id}
         conditions = ["true"]

@@ -252,6 +252,10 @@ def check(memory: Memory) -> Report:
             report.parts["graph"] = "UNREADABLE"
     else:
         report.parts["graph"] = "MISSING"
+    if graph_ids is not None:
+        from memtools.store.navigation_check import check_navigation
+
+        check_navigation(memory, manifest, ready, report)
     if manifest.tables:
         report.parts["tables"] = f"{manifest.tables} (object storage: files are not listed, rows are compared)"
     if _has_nodes_table(memory, manifest, report):

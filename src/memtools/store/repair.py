@@ -30,6 +30,7 @@ from memtools.store import integrity
 from memtools.store.graph import KuzuGraph
 from memtools.store.keyframe_check import repair_keyframes
 from memtools.store.manifest import VideoEntry, now, read_manifest, write_manifest
+from memtools.store.navigation_check import repair_navigation
 from memtools.store.entities import entity_rows
 from memtools.store.payload import index_rows
 
@@ -80,6 +81,7 @@ def repair(memory: Memory, progress: Callable[[str], None] | None = None, *,
             kuzu.ensure_schema()
             _repair_graph_and_vectors(memory, kuzu, before, result, say, forget_lost)
             repair_keyframes(memory, kuzu, before.problems, result.done, say)
+            repair_navigation(memory, kuzu, before.problems, result.done, say)
     _remove_leftovers(memory, result)
     memory.refresh()
     result.after = integrity.check(memory)
