@@ -4,15 +4,20 @@ resumes when run again."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
+from pathlib import Path
 
 import httpx
 import pytest
 import respx
 from build_helpers import scenes_video
 
-from memtools.build import BuildConfig, build_video
+from memtools.build import BuildConfig, TextProgress, build_video, build_videos
 from memtools.build.budget import Budget, BudgetExceeded, spending_limit
+from memtools.build.progress import Progress
+from memtools.build.report import Usage
 from memtools.build.testing import ScriptedPerception
 from memtools.cli import main
 from memtools.costs import PriceTable, collect, record, render_costs, tokens_from_usage
@@ -157,3 +162,32 @@ def test_embeddings_over_http_are_counted_by_an_import(tmp_path, monkeypatch, wi
         assert row.tally.tokens_in == 7 * len(texts_sent)
     else:
         assert row.tally.tokens_in >= sum(len(t) for t in texts_sent) // 4
+
+
+def test_build_progress_shows_the_running_cost_of_the_run(tmp_path, video):
+    server = Server(usage=True)
+    stream = io.StringIO()
+    sink = TextProgress(stream, tty=False, interval=0, prices=PriceTable.load(path=_prices(tmp_path)),
+                        model="served-model")
+    with Memory.create(tmp_path / "memory", TestEmbedder(32)) as memory:
+        build_videos(memory, vlm_for(server), [video, video], video_ids=["one", "two"], config=CONFIG, sink=sink)
+    costs = [float(m) for m in re.findall(r", \$(\d+\.\d{4}) so far", stream.getvalue())]
+    per_call = (1000 * 2.0 + 50 * 10.0) / 1e6
+    assert costs == sorted(costs) and costs[0] < costs[-1]  # it grows while the build runs
+    assert costs[-1] == pytest.approx(server.requests * per_call, abs=1e-4)  # both videos, not the last one only
+    assert any(line.startswith("[2/2 two]") and f"${costs[-1]:.4f} so far" in line
+               for line in stream.getvalue().splitlines())
+
+
+def test_build_progress_without_a_price_shows_tokens_only(tmp_path):
+    stream = io.StringIO()
+    progress = Progress(TextProgress(stream, tty=False, prices=PriceTable({}), model="unpriced"), video_count=1)
+    progress.start_video("clip", 0, Usage(input_tokens=10, output_tokens=2))
+    progress.begin("extract", 1)
+    assert "12 tokens" in stream.getvalue() and "$" not in stream.getvalue()
+
+
+def _prices(tmp_path) -> Path:
+    path = tmp_path / "prices.toml"
+    path.write_text(PRICES)
+    return path

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Protocol, TextIO
 
+from memtools.costs import PriceTable, Tally
+
 STAGES = ("speech", "keyframes", "segment", "extract", "aggregate", "index")
 
 
@@ -36,6 +38,8 @@ class Snapshot:
     eta: float | None
     elapsed: float
     changed_stage: bool
+    run_input_tokens: int = 0   # this run so far, every video (``tokens`` is the current video's)
+    run_output_tokens: int = 0
 
 
 class ProgressSink(Protocol):
@@ -63,8 +67,11 @@ class Progress:
         self.stages: dict[str, StageCount] = {}
         self.usage = None  # a report.Usage, set per video
         self._started = time.monotonic()
+        self._earlier = (0, 0)  # input / output tokens of the run's earlier videos
 
     def start_video(self, video_id: str, index: int, usage) -> None:
+        if self.usage is not None and self.usage is not usage:
+            self._earlier = (self._earlier[0] + self.usage.input_tokens, self._earlier[1] + self.usage.output_tokens)
         self.video_id, self.video_index, self.usage = video_id, index, usage
         self.stages = {}
         self._started = time.monotonic()
@@ -114,7 +121,8 @@ class Progress:
             stages={name: (c.done, c.total, c.finished) for name, c in self.stages.items()},
             calls=getattr(usage, "calls", 0), cached_calls=getattr(usage, "cached_calls", 0),
             tokens=getattr(usage, "tokens", 0), eta=self._eta(), elapsed=time.monotonic() - self._started,
-            changed_stage=changed,
+            changed_stage=changed, run_input_tokens=self._earlier[0] + getattr(usage, "input_tokens", 0),
+            run_output_tokens=self._earlier[1] + getattr(usage, "output_tokens", 0),
         ))
 
 
@@ -127,7 +135,7 @@ def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
-def _stages(s: Snapshot) -> str:
+def _stages(s: Snapshot, money: str = "") -> str:
     parts = []
     for name in STAGES:
         if name not in s.stages:
@@ -142,7 +150,7 @@ def _stages(s: Snapshot) -> str:
     line = " | ".join(parts) + f" | {s.calls} model calls"
     if s.cached_calls:
         line += f" (+{s.cached_calls} reused)"
-    return line + f", {_tokens(s.tokens)} tokens"
+    return line + f", {_tokens(s.tokens)} tokens" + money
 
 
 def _prefix(s: Snapshot) -> str:
@@ -157,20 +165,26 @@ def _counted(s: Snapshot) -> tuple[int, int | None]:
     return sum(min(d, t) for d, t in known), sum(t for _, t in known)
 
 
-def render(s: Snapshot) -> str:
-    """One progress line, drawn by tqdm's meter: the video, stages, calls, tokens, time and ETA."""
+def render(s: Snapshot, money: str = "") -> str:
+    """One progress line, drawn by tqdm's meter: the video, stages, calls, tokens (and the run's
+    cost so far, ``money``), time and ETA."""
     from tqdm import tqdm
 
     done, total = _counted(s)
-    line = tqdm.format_meter(done, total, s.elapsed, prefix=f"{_prefix(s)} {_stages(s)}", bar_format="{desc} | {elapsed}")
+    line = tqdm.format_meter(done, total, s.elapsed, prefix=f"{_prefix(s)} {_stages(s, money)}",
+                             bar_format="{desc} | {elapsed}")
     return line if s.eta is None else f"{line}, ETA {clock(s.eta)}"
 
 
 class TextProgress:
     """Progress on a text stream: a tqdm bar on a terminal, throttled plain lines otherwise."""
 
-    def __init__(self, stream: TextIO | None = None, *, interval: float = 5.0, tty: bool | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, interval: float = 5.0, tty: bool | None = None,
+                 prices: PriceTable | None = None, model: str = "") -> None:
+        """``prices`` and ``model``: with a price for the model, every line ends with the run's
+        running cost (``, $0.0123 so far``)."""
         self.stream = stream or sys.stderr
+        self.prices, self.model = prices, model
         self.tty = self.stream.isatty() if tty is None else tty
         self.interval = 0.1 if self.tty else interval
         self._last = -float("inf")
@@ -185,7 +199,7 @@ class TextProgress:
         now = time.monotonic()
         if not snapshot.changed_stage and now - self._last < self.interval:
             return
-        line = render(snapshot)
+        line = render(snapshot, self._money(snapshot))
         if line == self._last_line:
             return
         self._last, self._last_line = now, line
@@ -205,11 +219,17 @@ class TextProgress:
         done, total = _counted(s)
         bar = self._bar
         bar.total, bar.n = total, done
-        bar.set_description_str(f"{_prefix(s)} {_stages(s)}", refresh=False)
+        bar.set_description_str(f"{_prefix(s)} {_stages(s, self._money(s))}", refresh=False)
         if s.changed_stage:
             bar.refresh()
         else:
             bar.update(0)  # tqdm redraws at most every ``interval`` seconds
+
+    def _money(self, s: Snapshot) -> str:
+        if self.prices is None:
+            return ""
+        cost = self.prices.cost(self.model, Tally(tokens_in=s.run_input_tokens, tokens_out=s.run_output_tokens))
+        return "" if cost is None else f", ${cost:.4f} so far"
 
     def close(self) -> None:
         if self._bar is not None:

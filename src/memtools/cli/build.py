@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from memtools.build import TextProgress, abuild_videos
     from memtools.build.budget import BudgetExceeded, spending_limit
     from memtools.cli.costs import budget_from_args
+    from memtools.costs import PriceTable
     from memtools.build.settings import resolve_settings, vlm_from_settings
     from memtools.video import probe
 
@@ -95,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     vlm = vlm_from_settings(settings)
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
     speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
-    sink = None if args.quiet else TextProgress(sys.stderr)
+    sink = None if args.quiet else TextProgress(sys.stderr, prices=PriceTable.load(args.memory, args.prices),
+                                                model=getattr(vlm, "model_name", ""))  # running cost, if priced
     with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables), args) as memory:
         budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
         try:

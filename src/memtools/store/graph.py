@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util  # noqa: F401  - kuzu's arrow scan needs importlib.util imported (0.11.3 bug)
 import json
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,22 @@ class EdgeRow:
     @property
     def other_id(self) -> str:
         return self.other.id
+
+
+def writer_pool_mb(path: Path, floor_mb: int) -> int:
+    """The buffer pool of a read-write handle: ``floor_mb``, or more for a large database. Kuzu's
+    checkpoint at COMMIT needs pages in proportion to the tables it touches, not only to the
+    batch: with 512 MiB, writes into a 600 MB graph (~850 h of video) failed with "buffer pool is
+    full". The pool is a ceiling, not an allocation; it stays under half the machine's memory."""
+    try:
+        size_mb = path.stat().st_size // 2**20
+    except OSError:
+        size_mb = 0
+    try:
+        half_ram_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**21
+    except (OSError, ValueError):
+        half_ram_mb = 4096
+    return max(floor_mb, min(2 * size_mb, half_ram_mb))
 
 
 def translate(exc: Exception, doing: str) -> Exception:

@@ -30,7 +30,7 @@ from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
 from memtools.schema import Video
-from memtools.store.graph import KuzuGraph
+from memtools.store.graph import KuzuGraph, writer_pool_mb
 from memtools.store.manifest import (
     MANIFEST,
     EmbedderInfo,
@@ -317,7 +317,8 @@ class Memory(MemoryWrites):
                 graph = None
                 while graph is None:
                     try:
-                        graph = KuzuGraph(self.path / GRAPH_FILE, read_only=False, buffer_pool_mb=WRITE_BUFFER_MB)
+                        graph = KuzuGraph(self.path / GRAPH_FILE, read_only=False,
+                                          buffer_pool_mb=writer_pool_mb(self.path / GRAPH_FILE, WRITE_BUFFER_MB))
                     except MemoryBusy:
                         if time.monotonic() >= deadline:
                             raise MemoryBusy(
