@@ -16,9 +16,12 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtools.errors import ConfigError
-from memtools.speech.base import Recognizer
+
+if TYPE_CHECKING:  # memtools.speech pulls in the video readers (cv2), which only builds need
+    from memtools.speech.base import Recognizer
 
 CHOICES = ("auto", "none", "local", "openai")
 

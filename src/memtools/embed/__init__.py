@@ -6,7 +6,8 @@
 
 Image-text embedders (keyframes and text queries in one space) live in ``memtools.embed.images``.
 
-torch and transformers are imported only when a local model is first used.
+torch and transformers are imported only when a local model is first used, and httpx only when
+``OpenAIEmbedder`` is (a cold ``memtools tool search_nodes`` needs neither).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import re
 
 from memtools.embed.base import Embedder, normalize
 from memtools.embed.images import ImageEmbedder, TestImageEmbedder, image_embedder_for_name, image_embedder_from_spec
-from memtools.embed.openai import OpenAIEmbedder
 from memtools.embed.testing import TestEmbedder
 from memtools.embed.transformers import TransformersEmbedder, default_embedder
 from memtools.errors import ConfigError
@@ -50,6 +50,8 @@ def embedder_from_spec(
     if kind == "hf" and arg:
         return TransformersEmbedder(arg, device=device)
     if kind == "openai" and arg:
+        from memtools.embed.openai import OpenAIEmbedder
+
         if base_url is None:
             return OpenAIEmbedder(arg, api_key_env=api_key_env)
         return OpenAIEmbedder(arg, base_url=base_url, api_key_env=api_key_env)
@@ -84,3 +86,11 @@ __all__ = [
     "image_embedder_from_spec",
     "normalize",
 ]
+
+
+def __getattr__(name: str):
+    if name == "OpenAIEmbedder":  # imported on first use: httpx is not needed by local embedders
+        from memtools.embed.openai import OpenAIEmbedder
+
+        return OpenAIEmbedder
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
