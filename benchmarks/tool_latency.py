@@ -55,7 +55,8 @@ from _common import (  # noqa: E402
 
 KEYFRAME_REL = "frames/_shared/keyframe.jpg"
 DONE = "bench-build.json"
-NAV_TARGET_MS, SEARCH_TARGET_MS = 5.0, 30.0
+# issue 10: navigation including the first call per video; search including the query embedding
+NAV_TARGET_MS, SEARCH_TARGET_MS = 5.0, 20.0
 
 
 # --- building ---------------------------------------------------------------------------
@@ -218,7 +219,7 @@ NAVIGATION = ("list_videos", "get_summary", "get_super_events", "get_macro_event
               "search_by_time", "get_relations")
 
 
-def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int) -> dict[str, dict]:
+def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n: int = 50) -> dict[str, dict]:
     import _synthetic
 
     from memtools.embed import default_embedder
@@ -248,6 +249,16 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int) -> dict[
                     times.append(time.perf_counter() - start)
                 per_call = {k: v / len(fns) * 1000 for k, v in profile.spent.items()}
                 results[name] = {"times": times, "profile": per_call}
+        # The first call per video: the cached outlines (root, super and macro events) dropped
+        # before every call, so each call reads its video's outline from the graph again.
+        for name in NAVIGATION:
+            times = []
+            for fn in calls[name][:first_n]:
+                memory._outlines.clear()
+                start = time.perf_counter()
+                fn().render()
+                times.append(time.perf_counter() - start)
+            results[name]["first"] = times
     if reopen_n:
         # idle_release=0: the read-only graph is opened and closed around every call.
         with Memory.open(path, embedder, idle_release=0) as memory:
@@ -290,8 +301,9 @@ def report(sizes: list[dict]) -> str:
             r = s["tools"][name]
             p50, p99 = p50_p99(r["times"])
             reopen = p50_p99(r["reopen"])[0] if r.get("reopen") else None
-            cells.append(f"{fmt_ms(p50)} / {fmt_ms(p99)} / {fmt_ms(reopen)}")
-        rows.append([f"{name} p50 / p99 / p50 reopen (ms)"] + cells)
+            first = p50_p99(r["first"]) if r.get("first") else (None, None)
+            cells.append(f"{fmt_ms(p50)} / {fmt_ms(p99)} / {fmt_ms(first[0])} / {fmt_ms(first[1])} / {fmt_ms(reopen)}")
+        rows.append([f"{name} p50 / p99 / first-call p50 / first-call p99 / p50 reopen (ms)"] + cells)
     out = [markdown_table(["", *cols], rows), ""]
     for s in sizes:
         prof_rows = []
@@ -322,8 +334,10 @@ def check_targets(sizes: list[dict]) -> str:
         if h >= 1000:
             for name in NAVIGATION:
                 p50 = p50_p99(tools[name]["times"])[0]
-                lines.append(f"- {h:g} h {name} p50 {p50:.1f} ms (target {NAV_TARGET_MS:g}): "
-                             f"{'met' if p50 <= NAV_TARGET_MS else 'MISSED'}")
+                first = p50_p99(tools[name]["first"])[0]
+                worst = max(p50, first)
+                lines.append(f"- {h:g} h {name} p50 {p50:.1f} ms, first call per video p50 {first:.1f} ms "
+                             f"(target {NAV_TARGET_MS:g}): {'met' if worst <= NAV_TARGET_MS else 'MISSED'}")
             p50 = p50_p99(tools["search_nodes (default)"]["times"])[0]
             lines.append(f"- {h:g} h search_nodes p50 {p50:.1f} ms incl. query embedding (target {SEARCH_TARGET_MS:g}): "
                          f"{'met' if p50 <= SEARCH_TARGET_MS else 'MISSED'}")

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memtools.retrieval.moments import Moment
-from memtools.retrieval.spans import merge_adjacent
+from memtools.retrieval.spans import MERGEABLE, merge_adjacent
 from memtools.store.vectors import Hit, LanceIndex, where_clause
 from memtools.tools.search import SearchConfig
 
@@ -89,19 +89,22 @@ def rank_videos(index: LanceIndex, vector: np.ndarray, text: str, config: Search
 def rank_moments(hits: Sequence[Hit], config: SearchConfig, kinds: Sequence[str],
                  video_scores: dict[str, float] | None = None) -> list[Moment]:
     """Stage 2+3 over every row of the opened videos: moment score, combined score, spans,
-    and (library-wide) at most ``per_video`` hits per video before the rest."""
+    and (library-wide) at most ``per_video`` hits per video before the rest. The first
+    ``max(RANKED_DEPTH, walk.seeds)`` moments are exact; later ones may be left out."""
     macro_sim = {h.id: h.score for h in hits if h.kind == "macro"}
     beta = config.macro_context
     share = config.video_share if video_scores else 0.0
-    moments = []
+    scored = []
     for h in hits:
         if h.kind not in kinds:
             continue
         context = macro_sim.get(h.macro_id, h.score) if h.kind in LEAF_KINDS else h.score
         moment = (h.score + beta * context) / (1 + beta)
         video = video_scores.get(h.video_id, 0.0) if video_scores else 0.0
-        moments.append(Moment.from_hit(h, share * video + (1 - share) * moment, video_score=video))
-    moments.sort(key=lambda m: (-m.score, m.id))
+        scored.append((share * video + (1 - share) * moment, h, video))
+    scored.sort(key=lambda t: (-t[0], t[1].id))
+    moments = [Moment.from_hit(h, score, video_score=video)
+               for score, h, video in _deciding(scored, config, share, bool(video_scores))]
     if config.merge_spans:
         # the margin is in moment-score units; combined scores carry (1 - share) of them
         moments = merge_adjacent(moments, config.merge_margin * (1 - share), config.merge_gap_sec)
@@ -115,6 +118,40 @@ def rank_moments(hits: Sequence[Hit], config: SearchConfig, kinds: Sequence[str]
             seen[m.video_id] += 1
         moments = first + sorted(rest, key=lambda m: (-m.score, m.id))
     return moments
+
+
+RANKED_DEPTH = 50  # rank_moments orders at least this many moments exactly (TOP_K_MAX of search_nodes)
+
+
+def _deciding(scored: list[tuple[float, Hit, float]], config: SearchConfig, share: float,
+              spread: bool) -> list[tuple[float, Hit, float]]:
+    """The scored hits (best first) that can decide the first ``max(RANKED_DEPTH, walk.seeds)``
+    moments: each video's merge pool (leaves within the merge margin of its best mergeable leaf),
+    each video's first ``per_video``, and enough of the best after them. Inside 8 opened videos
+    at 1,000 h that is a few hundred of ~7k rows; making moments of all of them was most of a
+    search's time."""
+    depth = max(RANKED_DEPTH, config.walk.seeds)
+    if len(scored) <= 4 * depth:
+        return scored
+    keep = set(range(depth))
+    pooled: dict[str, int] = defaultdict(int)
+    if config.merge_spans:
+        margin, anchor = config.merge_margin * (1 - share), {}
+        for i, (score, h, _) in enumerate(scored):
+            if h.kind in MERGEABLE:
+                best = anchor.setdefault(h.video_id, score)
+                if score >= best - margin:
+                    keep.add(i)
+                    pooled[h.video_id] += 1
+    if spread and config.per_video:
+        taken: dict[str, int] = defaultdict(int)
+        for i, (_, h, _) in enumerate(scored):  # a video's firsts, counted after its merged members leave
+            if taken[h.video_id] < config.per_video + pooled[h.video_id]:
+                taken[h.video_id] += 1
+                keep.add(i)
+    # merged members and per-video firsts move ahead of or out of the list: that many more of the best
+    keep.update(range(min(len(scored), depth + len(keep))))
+    return [scored[i] for i in sorted(keep)]
 
 
 @dataclass(frozen=True)

@@ -260,24 +260,30 @@ class LanceIndex:
                          .distance_type("cosine").rerank(RRFReranker()))
                 score_key = "_relevance_score"
             if mode != "fulltext" and self._has_ann:
-                query = query.refine_factor(ANN_REFINE)
+                # Rows of named videos (a few thousand, found by the video_id bitmap) are scanned
+                # exactly: faster than the ANN index at 1,000 h, and all of them come back (with a
+                # large limit the prefiltered ANN search returned ~80% of them).
+                exact = where is not None and "video_id" in where
+                query = query.bypass_vector_index() if exact else query.refine_factor(ANN_REFINE)
             if where:
                 query = query.where(where, prefilter=True)
             columns = ["id", "video_id", "kind", "macro_id", "t_start", "t_end", "text", "display", "macro_label",
                        "context"]
             if mode != "hybrid":
                 columns.append(score_key)
-            rows = query.select(columns).limit(limit).to_list()
+            found = query.select(columns).limit(limit).to_arrow()
         except Exception as exc:
             raise StoreError(f"vector search failed: {exc}") from exc
-        hits = []
-        for row in rows:
-            raw = float(row.get(score_key, 0.0))
-            score = 1.0 - raw if score_key == "_distance" else raw
-            hits.append(Hit(row["id"], row["video_id"], row["kind"], row["macro_id"] or "",
-                            row["t_start"], row["t_end"], row["text"], score, row["display"] or row["text"],
-                            row["macro_label"] or "", tuple(json.loads(row["context"] or "[]"))))
-        return hits
+        # Column by column: a search inside 8 opened videos returns ~7k rows at 1,000 h, and
+        # per-row dicts (to_list) and JSON for empty contexts were most of its time.
+        col = {name: found.column(name).to_pylist() for name in found.column_names}
+        raws = col.get(score_key) or [0.0] * found.num_rows
+        scores = [1.0 - r for r in raws] if score_key == "_distance" else [float(r) for r in raws]
+        return [Hit(i, v, k, m or "", s, e, t, score, d or t, label or "",
+                    tuple(json.loads(c)) if c and c != "[]" else ())
+                for i, v, k, m, s, e, t, score, d, label, c in zip(
+                    col["id"], col["video_id"], col["kind"], col["macro_id"], col["t_start"], col["t_end"],
+                    col["text"], scores, col["display"], col["macro_label"], col["context"])]
 
 
 def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Callable[[set], bool], what: str) -> None:
