@@ -72,7 +72,7 @@ def assemble(video_id: str, info: VideoInfo, source: Path, extracted: Sequence[E
     frames: list[Keyframe] = []
     for n, k in enumerate(keyframes):
         macro = _macro_at(macros, k.t)
-        kid = keyframe_id(video_id, n)
+        kid = keyframe_id(video_id, n if k.n is None else k.n)
         frames.append(Keyframe(id=kid, video_id=video_id, t=k.t, path=k.path, macro_id=macro.id if macro else None))
         if macro is not None:
             edges.append(Edge(source=kid, target=macro.id, category=EdgeCategory.GROUNDING, label="DEPICTS"))

@@ -213,26 +213,29 @@ class _VideoBuild:
         self.progress.finish("aggregate")
         return results, root
 
-    async def _aggregate_chunk(self, index: int, briefs: list[MacroBrief], with_root: bool) -> agg.ChunkResult:
-        name = f"aggregate/chunk_{index:02d}"
+    async def _aggregate_chunk(self, index: int, briefs: list[MacroBrief], with_root: bool, *,
+                               step: str | None = None) -> agg.ChunkResult:
+        step = step or f"chunk_{index:02d}"  # a live build names each version of its growing tail chunk
+        name = f"aggregate/{step}"
         cached = self.checkpoints.load(name)
         if cached is None:
             prompt = aggregation_prompt(briefs, with_root=with_root, target_supers=agg.target_supers(len(briefs)))
-            answer, issues = await self.calls.ask("aggregate", f"chunk_{index:02d}", prompt, _no_frames,
+            answer, issues = await self.calls.ask("aggregate", step, prompt, _no_frames,
                                                   max_tokens=AGGREGATE_TOKENS)
             result = agg.clean_chunk(index, answer, briefs)
             result.issues[:0] = issues
             self.checkpoints.save(name, result.model_dump(mode="json"))
         else:
-            self._reused(f"chunk_{index:02d}")
+            self._reused(step)
             result = agg.ChunkResult.model_validate(cached)
         self.progress.advance("aggregate")
         return result
 
-    async def _root(self, results: Sequence[agg.ChunkResult], extracted: Sequence[Extracted]) -> agg.RootResult:
-        cached = self.checkpoints.load("aggregate/root")
+    async def _root(self, results: Sequence[agg.ChunkResult], extracted: Sequence[Extracted], *,
+                    step: str = "root") -> agg.RootResult:
+        cached = self.checkpoints.load(f"aggregate/{step}")
         if cached is not None:
-            self._reused("root")
+            self._reused(step)
             return agg.RootResult.model_validate(cached)
         spans = {x.macro.id.rsplit("/", 1)[-1]: x.macro for x in extracted}
         supers: list[SuperBrief] = []
@@ -242,11 +245,11 @@ class _VideoBuild:
                 supers.append(SuperBrief(super_id=f"super_{len(supers):02d}", label=draft.label,
                                          t_start=members[0].t_start, t_end=members[-1].t_end,
                                          description=draft.description, key_entities=draft.key_entities))
-        answer, issues = await self.calls.ask("aggregate", "root", root_prompt(supers), _no_frames,
+        answer, issues = await self.calls.ask("aggregate", step, root_prompt(supers), _no_frames,
                                               max_tokens=AGGREGATE_TOKENS)
         result = agg.clean_root(answer, [s.super_id for s in supers])
         result.issues[:0] = issues
-        self.checkpoints.save("aggregate/root", result.model_dump(mode="json"))
+        self.checkpoints.save(f"aggregate/{step}", result.model_dump(mode="json"))
         self.progress.advance("aggregate")
         return result
 
