@@ -148,3 +148,38 @@ def _plan_once(frames: Sequence[StoredFrame], now: float, policy: TierPolicy, sc
         else:
             out.bytes += frame.size
     return out
+
+
+@dataclass
+class SimulatedLanding:
+    now: float
+    frames: int
+    bytes: int
+    doublings: int
+
+
+def simulate(hours: float, policy: TierPolicy, *, every_sec: float = 2.0, frame_bytes: int = 60_000,
+             side: int = 768, land_every_sec: float = 600.0, macro_sec: float = 120.0) -> list[SimulatedLanding]:
+    """A stream of ``hours`` with a keyframe every ``every_sec`` (``frame_bytes`` each), thinned
+    at every landing as a live build does, with compression applied through ``estimate_size``.
+    No video is decoded: this is how the tiers are tested and benchmarked over a day or a month."""
+    frames: list[StoredFrame] = []
+    history: list[SimulatedLanding] = []
+    t, now = 0.0, 0.0
+    while now < hours * 3600.0 - 1e-9:
+        now = min(now + land_every_sec, hours * 3600.0)
+        while t < now:
+            frames.append(StoredFrame(t=t, size=frame_bytes, side=side, macro_id=f"macro_{int(t // macro_sec)}"))
+            t += every_sec
+        decided = plan(frames, now, policy)
+        kept = []
+        for index in decided.keep:
+            frame, tier = frames[index], decided.shrink.get(index)
+            if tier is not None:
+                frame = StoredFrame(t=frame.t, size=estimate_size(frame, tier), side=min(frame.side, tier.max_side or
+                                    frame.side), quality=min(frame.quality, tier.jpeg_quality or frame.quality),
+                                    macro_id=frame.macro_id)
+            kept.append(frame)
+        frames = kept
+        history.append(SimulatedLanding(now, len(frames), sum(f.size for f in frames), decided.doublings))
+    return history

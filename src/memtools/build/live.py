@@ -125,11 +125,6 @@ class LiveBuild(_VideoBuild):
 
     async def restore(self) -> None:
         """Load what earlier runs landed (the model is not asked again: all of it is checkpointed)."""
-        cached = self.checkpoints.load(LANDED)
-        if cached is None:
-            shutil.rmtree(self.memory.frames_dir(self.video_id), ignore_errors=True)
-            return
-        self.landed = Landed.model_validate(cached)
         for index in range(self.landed.windows):
             window = self.checkpoints.load(f"segment/window_{index:03d}")
             if window is None:
@@ -146,11 +141,16 @@ class LiveBuild(_VideoBuild):
     # --- the loop -------------------------------------------------------------------------
 
     async def follow(self) -> None:
-        await self.restore()
+        cached = self.checkpoints.load(LANDED)
+        if cached is None:
+            shutil.rmtree(self.memory.frames_dir(self.video_id), ignore_errors=True)  # an earlier build's
+        else:
+            self.landed = Landed.model_validate(cached)
         cfg = self.config
         stride = max(1, round(cfg.keyframes.sample_every_sec / self.grid.step))
         self.frames = LiveFrames(self.live_source, self.grid, self.landed.end, max_side=cfg.frame_max_side,  # type: ignore[assignment]
                                  keyframe_stride=stride, max_ahead_sec=3 * cfg.window_sec)
+        await self.restore()
         self.frames.start()
         try:
             while True:
