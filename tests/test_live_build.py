@@ -18,12 +18,11 @@ from pathlib import Path
 import anyio
 import cv2
 import pytest
+from mcp import Client, StdioServerParameters
+
 from build_helpers import dump_memory
 from live_support import command, env, follow_args, setup, write_chunk
-from mcp import Client, StdioServerParameters
 from mcp_support import BUSY, mcp_command
-from synthetic_video import scene, stamp
-
 from memtools.build.config import BuildConfig
 from memtools.build.follow_source import CaptureSource, ChunkFolder, Grid, open_source
 from memtools.build.frame_tiers import StoredFrame, Tier, TierPolicy, plan, simulate
@@ -36,6 +35,8 @@ from memtools.errors import ConfigError
 from memtools.store import Memory
 from memtools.store.integrity import check
 from memtools.tools import MemoryTools
+from memtools.video import KeyframeConfig
+from synthetic_video import scene, stamp
 
 # --- the frame-age tiers (no video) -----------------------------------------------------------
 
@@ -252,7 +253,8 @@ async def test_thinning_keeps_graph_table_and_files_consistent(tmp_path):
                               Tier(name="mid", max_age_sec=40, min_gap_sec=10, max_side=96, jpeg_quality=50),
                               Tier(name="long", max_age_sec=None, min_gap_sec=20, max_side=64, jpeg_quality=30)))
     build_config = BuildConfig.short().model_copy(update={"window_sec": 20, "frames_per_window": 8,
-                                                          "frames_per_macro": 4, "min_episode_sec": 5})
+                                                          "frames_per_macro": 4, "min_episode_sec": 5,
+                                                          "keyframes": KeyframeConfig.all_frames()})
     path = tmp_path / "memory"
     with Memory.create(path, TestEmbedder(64), image_embedder=TestImageEmbedder()) as memory:
         report = await afollow(memory, scripted_vlm(episode_sec=10), str(chunks), config=build_config, tiers=tiers,
