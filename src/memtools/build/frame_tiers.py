@@ -40,8 +40,8 @@ class Tier(BaseModel):
     name: str
     max_age_sec: float | None = Field(description="Frames up to this age (s) fall in this tier; None: any older.")
     min_gap_sec: float = Field(gt=0, description="At most one kept frame per bucket of this many seconds.")
-    max_side: int | None = Field(None, ge=64, description="Longest side (px) once a frame reaches this tier.")
-    jpeg_quality: int | None = Field(None, ge=10, le=95, description="JPEG quality once a frame reaches this tier.")
+    max_side: int | None = Field(default=None, ge=64, description="Longest side (px) once a frame reaches this tier.")
+    jpeg_quality: int | None = Field(default=None, ge=10, le=95, description="JPEG quality once a frame reaches this tier.")
 
 
 class TierPolicy(BaseModel):
@@ -50,7 +50,7 @@ class TierPolicy(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     tiers: tuple[Tier, ...]
-    cap_bytes: int | None = Field(None, gt=0)
+    cap_bytes: int | None = Field(default=None, gt=0)
 
     @classmethod
     def vam(cls, cap_mb: float | None = None) -> TierPolicy:

@@ -108,7 +108,7 @@ class LiveBuild(_VideoBuild):
         info = VideoInfo(path=Path(spec), fps=ASSUMED_LIVE_FPS, frame_count=1, duration=config.window_sec,
                          width=1, height=1, content_hash=f"live:{spec}")
         super().__init__(memory, vlm, Path(spec), info, video_id, config, progress or Progress(), report)
-        self.live_source, self.spec, self.tiers = source, spec, tiers
+        self.live_source, self.spec, self.tiers, self.live_report = source, spec, tiers, report
         self.grid = Grid(grid_step(config, ASSUMED_LIVE_FPS))
         self.transcript = []
         self.windows: list[Window] = []
@@ -148,10 +148,11 @@ class LiveBuild(_VideoBuild):
             self.landed = Landed.model_validate(cached)
         cfg = self.config
         stride = max(1, round(cfg.keyframes.sample_every_sec / self.grid.step))
-        self.frames = LiveFrames(self.live_source, self.grid, self.landed.end, max_side=cfg.frame_max_side,  # type: ignore[assignment]
-                                 keyframe_stride=stride, max_ahead_sec=3 * cfg.window_sec)
+        self.live = LiveFrames(self.live_source, self.grid, self.landed.end, max_side=cfg.frame_max_side,
+                               keyframe_stride=stride, max_ahead_sec=3 * cfg.window_sec)
+        self.frames = self.live  # type: ignore[assignment]  # the prompts' frames: the same at()/hold()/release()
         await self.restore()
-        self.frames.start()
+        self.live.start()
         try:
             while True:
                 window = await self._next_window(len(self.windows), self.landed.end)
@@ -161,13 +162,13 @@ class LiveBuild(_VideoBuild):
                 if window.at_end:
                     break
         finally:
-            self.frames.close()
-        self.report.stopped = "stopped" if self._stop.is_set() else "end of stream"
+            self.live.close()
+        self.live_report.stopped = "stopped" if self._stop.is_set() else "end of stream"
 
     async def _next_window(self, index: int, start: float) -> Window | None:
         """The next window once it closes; at the end of the stream (or a stop) the window up to
         the newest frame; None when nothing is left to land."""
-        frames, end = self.frames, start + self.config.window_sec
+        frames, end = self.live, start + self.config.window_sec
         while frames.latest < end and not frames.ended and not self._stop.is_set():
             await frames.wait_change(0.5)
         if frames.latest >= end:
@@ -178,7 +179,7 @@ class LiveBuild(_VideoBuild):
         return Window(index=index, start=start, end=last, at_end=True)
 
     async def _land(self, planned: Window) -> None:
-        closed_at = self.frames.arrival_of(planned.end) if not planned.at_end else time.monotonic()
+        closed_at = self.live.arrival_of(planned.end) if not planned.at_end else time.monotonic()
         window = await self._segment_window(planned)
         self.windows.append(window)
         spans = self._spans(window)
@@ -194,10 +195,10 @@ class LiveBuild(_VideoBuild):
         sweep(self.memory.frames_dir(self.video_id), self.memory.path, {k.path for k in thinned.kept})
         self.landed = Landed(windows=window.index + 1, end=end, keyframes=thinned.kept)
         self.checkpoints.save(LANDED, self.landed.model_dump(mode="json"))
-        self.frames.drop_before(end)
+        self.live.drop_before(end)
         self._forget_old_tails()
         lag = round(time.monotonic() - closed_at, 3) if closed_at is not None else None
-        self.report.landings.append(Landing(window=window.index, start=window.start, end=end, macros=len(spans),
+        self.live_report.landings.append(Landing(window=window.index, start=window.start, end=end, macros=len(spans),
                                             lag_sec=lag, keyframes=len(thinned.kept), keyframe_bytes=thinned.bytes))
         self.report.duration = end
         self.report.counts = {"super": len(graph.supers), "macro": len(graph.macros), "entity": len(graph.entities),
@@ -210,7 +211,7 @@ class LiveBuild(_VideoBuild):
         if cached is not None and all((self.memory.path / k["path"]).is_file() for k in cached):
             return [LiveKeyframe.model_validate(k) for k in cached]
         first_n = max((k.n for k in self.landed.keyframes), default=-1) + 1
-        found = select_window(self.frames.candidates(start, end), self.config.keyframes,
+        found = select_window(self.live.candidates(start, end), self.config.keyframes,
                               self.memory.frames_dir(self.video_id), self.memory.path, first_n)
         self.checkpoints.save(name, [k.model_dump(mode="json") for k in found])
         return found
@@ -231,7 +232,7 @@ class LiveBuild(_VideoBuild):
             self._aggregate_chunk(i, [briefs[j] for j in part], not chunked, step=f"live_chunk_{i:02d}_{len(part):03d}")
             for i, part in enumerate(parts))))
         root = await self._root(results, self.extracted, step=f"live_root_{len(briefs):05d}") if chunked else None
-        height, width = self.frames.height or 1, self.frames.width or 1
+        height, width = self.live.height or 1, self.live.width or 1
         info = self.info.model_copy(update={"duration": max(end, 1e-3), "width": width, "height": height})
         graph = assemble(self.video_id, info, self.source, self.extracted, results, root,
                          [k.stored() for k in keyframes])

@@ -119,7 +119,7 @@ class LiveFrames:
         """``(t - origin, jpeg)`` of the stored frames nearest ``times``, in time order, each once."""
         del seek  # everything asked for is in memory already
         with self._cond:
-            picked = sorted({self._nearest(t) for t in times} - {None})
+            picked = sorted({i for i in (self._nearest(t) for t in times) if i is not None})
             return [(round(max(0.0, self._times[i] - origin), 3), self._jpegs[i]) for i in picked]
 
     def _nearest(self, t: float) -> int | None:
