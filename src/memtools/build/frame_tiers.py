@@ -41,7 +41,8 @@ class Tier(BaseModel):
     max_age_sec: float | None = Field(description="Frames up to this age (s) fall in this tier; None: any older.")
     min_gap_sec: float = Field(gt=0, description="At most one kept frame per bucket of this many seconds.")
     max_side: int | None = Field(default=None, ge=64, description="Longest side (px) once a frame reaches this tier.")
-    jpeg_quality: int | None = Field(default=None, ge=10, le=95, description="JPEG quality once a frame reaches this tier.")
+    jpeg_quality: int | None = Field(default=None, ge=10, le=95,
+                                     description="JPEG quality once a frame reaches this tier.")
 
 
 class TierPolicy(BaseModel):
@@ -109,10 +110,11 @@ def needs_shrink(frame: StoredFrame, tier: Tier) -> bool:
 
 
 def plan(frames: Sequence[StoredFrame], now: float, policy: TierPolicy,
-         estimate: Callable[[StoredFrame, Tier], int] = estimate_size) -> Plan:
-    """The keep set and compression for ``frames`` (in time order) at stream time ``now``."""
+         estimate: Callable[[StoredFrame, Tier], int] = estimate_size, *, min_doublings: int = 0) -> Plan:
+    """The keep set and compression for ``frames`` (in time order) at stream time ``now``.
+    ``min_doublings``: start from gaps doubled this often (a long simulation's last answer)."""
     result = Plan()
-    for doublings in range(MAX_DOUBLINGS + 1):
+    for doublings in range(min(min_doublings, MAX_DOUBLINGS), MAX_DOUBLINGS + 1):
         last = doublings == MAX_DOUBLINGS
         result = _plan_once(frames, now, policy, 2 ** doublings, protect_events=not last, estimate=estimate)
         result.doublings = doublings
@@ -165,13 +167,14 @@ def simulate(hours: float, policy: TierPolicy, *, every_sec: float = 2.0, frame_
     No video is decoded: this is how the tiers are tested and benchmarked over a day or a month."""
     frames: list[StoredFrame] = []
     history: list[SimulatedLanding] = []
-    t, now = 0.0, 0.0
+    t, now, doublings = 0.0, 0.0, 0
     while now < hours * 3600.0 - 1e-9:
         now = min(now + land_every_sec, hours * 3600.0)
         while t < now:
             frames.append(StoredFrame(t=t, size=frame_bytes, side=side, macro_id=f"macro_{int(t // macro_sec)}"))
             t += every_sec
-        decided = plan(frames, now, policy)
+        decided = plan(frames, now, policy, min_doublings=doublings)
+        doublings = decided.doublings
         kept = []
         for index in decided.keep:
             frame, tier = frames[index], decided.shrink.get(index)
