@@ -273,3 +273,18 @@ async def test_thinning_keeps_graph_table_and_files_consistent(tmp_path):
         assert listed == on_disk  # nothing dropped is left behind, nothing listed is missing
         assert any(".long." in name for name in on_disk) and any(".mid." in name for name in on_disk)
         assert memory.keyframes is not None and memory.keyframes.count("chunks") == len(on_disk)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--idle-timeout", "-1"], "--idle-timeout must be 0"),
+    (["--keyframe-cap-mb", "0"], "--keyframe-cap-mb must be a positive"),
+    (["--speech", "local"], "do not recognise speech yet"),
+    (["clip.mp4"], "--follow builds one stream"),
+])
+def test_follow_refuses_bad_arguments_with_a_fix(tmp_path, capsys, extra, message):
+    (tmp_path / "chunks").mkdir()
+    args = ["build", "--follow", str(tmp_path / "chunks"), "--memory", str(tmp_path / "memory"), "--vlm",
+            "python:memtools.build.testing:scripted_vlm", "--embedder", "test:64", *extra]
+    assert main(args) == 1
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "memory" / "work").exists()  # refused before anything was written

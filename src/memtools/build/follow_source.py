@@ -7,7 +7,8 @@ Three kinds of source, told apart by ``open_source(spec)``:
   end to end on one stream clock (each chunk's probed duration). A chunk is read once a later
   one exists, because the newest may still be being written, or at the end of the stream.
   Hidden files (``.name``) and ``*.tmp``/``*.part`` files are ignored, so a writer can
-  write a chunk under a temporary name and rename it when it is done;
+  write a chunk under a temporary name and rename it when it is done. A chunk that cannot be
+  read as a video is skipped with a warning (and takes no time on the stream clock);
 * a **growing file** (a recording in progress, best in an appendable container such as
   MPEG-TS). At its current end the file is reopened after ``poll`` seconds and read on from
   the last frame seen;
@@ -23,6 +24,7 @@ chunk); ``None`` (or 0) follows forever, until the ``stop`` event is set.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -34,6 +36,8 @@ from typing import Protocol
 from memtools.errors import ConfigError, VideoError
 from memtools.video import Frame, probe
 from memtools.video._capture import Cursor, check_file
+
+log = logging.getLogger(__name__)
 
 URL_SCHEMES = ("rtsp://", "rtsps://", "rtmp://", "http://", "https://", "udp://", "tcp://", "srt://")
 IGNORED_SUFFIXES = (".tmp", ".part", ".partial", ".crdownload")
@@ -156,7 +160,12 @@ class ChunkFolder:
             ended = self.idle_timeout is not None and time.monotonic() - idle_since >= self.idle_timeout
             ready = chunks if ended else chunks[:-1]  # the newest may still be being written
             for chunk in ready[done:]:
-                length = self.duration(chunk)
+                done += 1
+                try:
+                    length = self.duration(chunk)
+                except VideoError as exc:  # one broken chunk must not end a live build
+                    log.warning("skipped chunk %s: %s", chunk.name, exc)
+                    continue
                 if offset + length > grid.time(next_index) - 1e-6:
                     with Cursor(chunk) as cursor:
                         for index, frame in _grid_frames(cursor, offset, grid, next_index):
@@ -166,7 +175,6 @@ class ChunkFolder:
                                 return
                 offset += length
                 next_index = max(next_index, grid.first_at(offset))
-                done += 1
             if ended:
                 return
             yield None

@@ -30,23 +30,33 @@ def add_follow_args(p: argparse.ArgumentParser) -> None:
 
 
 def run_follow(args: argparse.Namespace, settings, vlm, create_memory, use_image_embedder) -> int:
+    from memtools.build.budget import BudgetExceeded, spending_limit
     from memtools.build.frame_tiers import TierPolicy
     from memtools.build.live import afollow
+    from memtools.cli.costs import budget_from_args
 
     if args.videos:
         raise BuildError("--follow builds one stream; name video files in a separate `memtools build` command")
+    if args.speech not in ("auto", "none") or args.subtitles:
+        raise BuildError("live builds (--follow) do not recognise speech yet; drop --speech/--subtitles, or build "
+                         "the finished recording as a file")
     if args.idle_timeout is not None and args.idle_timeout < 0:
         raise ConfigError(f"--idle-timeout must be 0 (follow until Ctrl-C) or more seconds, not {args.idle_timeout}")
     if args.keyframe_cap_mb is not None and args.keyframe_cap_mb <= 0:
         raise ConfigError(f"--keyframe-cap-mb must be a positive number of MB, not {args.keyframe_cap_mb}")
     tiers = TierPolicy.vam(args.keyframe_cap_mb)
     with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables), args) as memory:
+        budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
+        again = ("Landed windows are in the memory and finished steps are checkpointed: run the same command "
+                 "again to continue.")
         try:
-            report = asyncio.run(_follow(memory, vlm, args, settings, tiers, afollow))
-        except PerceptionError as exc:
-            raise PerceptionError(f"{exc}\nLanded windows are in the memory and finished steps are checkpointed: "
-                                  "run the same command again to continue.") from exc
+            with spending_limit(budget):
+                report = asyncio.run(_follow(memory, vlm, args, settings, tiers, afollow))
+        except (PerceptionError, BudgetExceeded) as exc:
+            raise type(exc)(f"{exc}\n{again}") from exc
         print(report.render())
+        if budget is not None:
+            print(f"Model calls of this run: {budget.summary()}")
     return 0
 
 
