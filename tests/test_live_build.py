@@ -288,3 +288,28 @@ def test_follow_refuses_bad_arguments_with_a_fix(tmp_path, capsys, extra, messag
     assert main(args) == 1
     assert message in capsys.readouterr().err
     assert not (tmp_path / "memory" / "work").exists()  # refused before anything was written
+
+
+def test_a_stream_url_continues_the_memory_clock_across_reconnections(tmp_path):
+    import functools
+    import http.server
+
+    (tmp_path / "cam.mjpeg").write_bytes(_mjpeg(0, 50))  # 2 s per connection, then the stream "drops"
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        source = open_source(f"http://127.0.0.1:{server.server_address[1]}/cam.mjpeg", poll=0.05)
+        assert isinstance(source, CaptureSource)
+        stop, got = threading.Event(), []
+        for item in source.read(30.0, Grid(0.5), stop):  # a resumed build: the memory holds 30 s already
+            if item is not None:
+                got.append(item)
+            if len(got) >= 10:
+                stop.set()
+    finally:
+        server.shutdown()
+    times = [f.t for _, f in got]
+    assert times[0] >= 30.0 and times == sorted(times) and len(set(times)) == len(times)
+    assert times[-1] > 32.5  # past one connection's 2 s: it reconnected and went on from there
+    assert [i for i, _ in got] == sorted({i for i, _ in got})

@@ -13,7 +13,10 @@ Three kinds of source, told apart by ``open_source(spec)``:
   MPEG-TS). At its current end the file is reopened after ``poll`` seconds and read on from
   the last frame seen;
 * a **stream URL** OpenCV opens (``rtsp://``, ``http(s)://``, ``udp://``, ...). A read that
-  fails means a reconnect after ``poll`` seconds.
+  fails means a reconnect after ``poll`` seconds. A stream's own clock restarts with each
+  connection, so each connection is placed right after what was read before (or after the
+  landed part of the memory, on a resumed build): the memory's clock has no gaps and no
+  overlaps, and what was broadcast while nothing was reading is simply not in it.
 
 Every source yields frames on the build's time grid (``(i + 0.5) * step`` seconds): for grid
 point ``i``, the first frame at or after it, at most once each. What a source yields depends
@@ -117,9 +120,13 @@ class CaptureSource:
             cursor = self._open()
             if cursor is not None:
                 try:
+                    offset = 0.0
                     if self.growing and last_t > 0 and cursor.can_seek:
                         cursor.seek(max(0.0, last_t - 2.0))
-                    for index, frame in _grid_frames(cursor, 0.0, grid, next_index, after=last_t):
+                    elif not self.growing and cursor.grab():
+                        # a stream's clock restarts at each (re)connection: continue the memory's clock
+                        offset = max(start, last_t + grid.step) - cursor.t
+                    for index, frame in _grid_frames(cursor, offset, grid, next_index, after=last_t):
                         next_index, last_t = index + 1, frame.t
                         idle_since = time.monotonic()
                         yield index, frame
