@@ -1,7 +1,8 @@
 """The graph engine seam: every Cypher statement memtools runs lives in this module.
 
-Kuzu 0.11.3 was archived upstream; keeping all of its query text here, behind the small
-typed ``KuzuGraph`` class, means a fork (``ladybug``) or another engine is one module away.
+Kuzu 0.11.3 was archived upstream; its maintained fork ``ladybug`` keeps the same Python API
+and Cypher, so ``KuzuGraph`` takes the driver module (``kuzu`` or ``ladybug``) and serves both
+(``memtools.store.engines`` names them). ``KuzuGraph`` implements ``memtools.store.base.GraphStore``.
 Every query is parameterized; ids never get spliced into Cypher text.
 
 Nodes come back as the pydantic models of ``memtools.schema``; edges as ``EdgeRow``.
@@ -13,8 +14,8 @@ import importlib.util  # noqa: F401  - kuzu's arrow scan needs importlib.util im
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
@@ -33,6 +34,7 @@ from memtools.schema import (
     VideoGraph,
     kind_of_id,
 )
+from memtools.store.base import EdgeRow, GraphStore
 from memtools.store.graph_schema import (
     _BY_NAME,
     _DETAIL,
@@ -48,20 +50,7 @@ LOCK_MARKERS = ("Could not set lock", "lock on file")
 # beyond it one scan of the table is cheaper (~50 ms for 200k rows, benchmarks/tool_latency.py).
 PK_LOOKUPS_MAX = 64
 
-@dataclass(frozen=True)
-class EdgeRow:
-    """One edge as read back, with the node at its far end."""
-
-    source: str
-    target: str
-    category: EdgeCategory
-    label: str
-    description: str
-    other: Node  # the node at the end that is not the one asked about
-
-    @property
-    def other_id(self) -> str:
-        return self.other.id
+__all__ = ["EdgeRow", "KuzuGraph", "translate"]
 
 
 def translate(exc: Exception, doing: str) -> Exception:
@@ -76,24 +65,27 @@ def translate(exc: Exception, doing: str) -> Exception:
     return StoreError(f"graph store failed while {doing}: {text}")
 
 
-class KuzuGraph:
-    """Typed access to the kuzu database of one memory folder.
+class KuzuGraph(GraphStore):
+    """Typed access to the kuzu (or ladybug) database of one memory folder.
 
-    Open read-only for tools (many processes may) or read-write for builds (one process,
-    never alongside readers: kuzu 0.11.3's rule). Writes inside one process must be
-    serialized by the caller (``Memory`` does it).
+    Open read-only for tools (many processes may) or read-write for builds (one process; with
+    kuzu 0.11.3 never alongside readers, with ladybug readers may stay). Writes inside one
+    process must be serialized by the caller (``Memory`` does it). ``driver``: the imported
+    ``kuzu`` or ``ladybug`` module (default: ``kuzu``); one process may import only one of them.
     """
 
-    def __init__(self, path: Path, *, read_only: bool, buffer_pool_mb: int = 256) -> None:
-        import kuzu
+    def __init__(self, path: Path, *, read_only: bool, buffer_pool_mb: int = 256,
+                 driver: ModuleType | None = None) -> None:
+        if driver is None:
+            import kuzu as driver
 
         self.path = Path(path)
         self.read_only = read_only
         try:
-            self._db = kuzu.Database(
+            self._db = driver.Database(
                 str(self.path), read_only=read_only, buffer_pool_size=buffer_pool_mb * 1024 * 1024
             )
-            self._conn = kuzu.Connection(self._db)
+            self._conn = driver.Connection(self._db)
         except RuntimeError as exc:
             raise translate(exc, f"opening {self.path}") from exc
         self._present: set[str] | None = None
@@ -180,10 +172,6 @@ class KuzuGraph:
             self._run(f"COPY {_DETAIL} FROM $rows", {"rows": pa.Table.from_pylist(details, schema=schema)})
 
     # --- reads --------------------------------------------------------------------------
-
-    def get(self, node_id: str) -> Node | None:
-        found = self.get_many([node_id])
-        return found.get(node_id)
 
     def get_many(self, node_ids: Iterable[str]) -> dict[str, Node]:
         by_kind: dict[NodeKind, list[str]] = defaultdict(list)

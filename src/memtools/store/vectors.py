@@ -15,16 +15,18 @@ import logging
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
+from memtools.store.base import Hit, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.location import is_remote, storage_options
+
+__all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,6 @@ ANN_MIN_ROWS = 50_000   # below this, exact search is fast enough (benchmarks/to
 ANN_MAX_SEGMENTS = 4     # optimize() appends index segments; past this many the index is rebuilt
 ANN_REFINE = 5           # re-rank 5x candidates with exact distances: exact scores, ~98% of exact top-k
 KEEP_VERSIONS_FOR = timedelta(minutes=1)  # readers re-check the manifest before every search
-SearchMode = Literal["vector", "fulltext", "hybrid"]
 
 
 def nodes_schema(dim: int) -> pa.Schema:
@@ -45,34 +46,6 @@ def nodes_schema(dim: int) -> pa.Schema:
 
 
 KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("t", pa.float64()), ("path", pa.string())])
-
-
-@dataclass(frozen=True)
-class VideoProfiles:
-    """The root row of every video, held in memory: ranking thousands of videos by their
-    profile is one matrix product instead of a filtered vector query."""
-
-    video_ids: list[str]
-    durations: np.ndarray
-    vectors: np.ndarray  # one unit row per video
-
-    def similarities(self, vector: np.ndarray) -> np.ndarray:
-        return self.vectors @ np.asarray(vector, dtype=np.float32) if len(self.video_ids) else np.zeros(0)
-
-
-@dataclass(frozen=True)
-class Hit:
-    id: str
-    video_id: str
-    kind: str
-    macro_id: str
-    t_start: float
-    t_end: float
-    text: str
-    score: float
-    display: str = ""
-    macro_label: str = ""
-    context: tuple[str, ...] = ()
 
 
 def _quote(value: str) -> str:
@@ -100,6 +73,11 @@ def where_clause(video_id: str | None = None, kinds: Sequence[str] | None = None
     if as_of is not None:
         parts.append(f"t_end <= {float(as_of)!r}")
     return " AND ".join(parts) or None
+
+
+def filter_where(f: SearchFilter) -> str | None:
+    """The lance filter expression of a typed ``SearchFilter``."""
+    return where_clause(None, f.kinds, f.start, f.end, video_ids=f.video_ids, as_of=f.as_of)
 
 
 class LanceIndex:
@@ -241,8 +219,12 @@ class LanceIndex:
         table = self.nodes()
         return 0 if table is None else table.count_rows()
 
-    def search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
-               where: str | None) -> list[Hit]:
+    def search(self, query: SearchQuery) -> list[Hit]:
+        """The best ``query.limit`` rows for a typed query (its filter becomes a lance prefilter)."""
+        return self._search(query.mode, query.vector, query.text, query.limit, filter_where(query.filter))
+
+    def _search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
+                where: str | None) -> list[Hit]:
         table = self.nodes()
         if table is None or limit <= 0:
             return []

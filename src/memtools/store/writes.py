@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from memtools.errors import ConfigError, StoreError
 from memtools.schema import VideoGraph
 from memtools.store import keyframe_vectors
+from memtools.store.base import VideoWrites
 from memtools.store.entities import entity_rows
 from memtools.store.manifest import VideoEntry, now, read_manifest, write_manifest
 from memtools.store.payload import index_rows
@@ -21,12 +22,8 @@ EMBED_CACHE_TEXTS = 50_000  # texts whose vectors an import keeps for reuse acro
 INDEX_EVERY_NODES = 200_000  # a long write folds new rows into the lance indexes this often
 
 
-class MemoryWrites:
-    """The write half of ``Memory``."""
-
-    def write_video(self, graph: VideoGraph) -> None:
-        """Write one video; an existing video with the same id is replaced."""
-        self.write_videos([graph])
+class MemoryWrites(VideoWrites):
+    """The write half of ``Memory`` (the ``VideoWrites`` contract; ``write_video`` comes from it)."""
 
     def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
                      progress: Callable[[int], None] | None = None, embed_cache: dict[str, object] | None = None,
