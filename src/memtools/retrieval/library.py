@@ -44,7 +44,7 @@ class Filters:
 
     def filter(self, kinds: Sequence[str] | None = None, video_ids: Sequence[str] | None = None) -> SearchFilter:
         """The store's typed filter: these restrictions, with ``kinds`` (empty: any) and ``video_ids`` if given."""
-        ids = None if self.video_id is None else (self.video_id,)
+        ids: tuple[str, ...] | None = None if self.video_id is None else (self.video_id,)
         if video_ids is not None:
             ids = tuple(v for v in video_ids if ids is None or v in ids)
         return SearchFilter(video_ids=ids, kinds=tuple(kinds if kinds is not None else self.kinds),

@@ -28,7 +28,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 
 from memtools.errors import ConfigError
-from memtools.schema import EdgeCategory, Keyframe, MacroEvent, Node, Speech, SuperEvent, VideoGraph
+from memtools.schema import EdgeCategory, Keyframe, MacroEvent, Node, NodeKind, Speech, SuperEvent, VideoGraph
 
 SearchMode = Literal["vector", "fulltext", "hybrid"]
 SEARCH_MODES: tuple[str, ...] = ("vector", "fulltext", "hybrid")
@@ -208,6 +208,24 @@ class GraphReads(ABC):
     @abstractmethod
     def video_ids(self) -> list[str]:
         """Every video the graph holds."""
+
+    # --- whole-memory reads (``memtools check`` / ``repair``, counts) ---
+
+    @abstractmethod
+    def counts(self, video_id: str | None = None) -> dict[str, int]:
+        """Nodes per kind and non-hierarchy edges (of one video, or of all)."""
+
+    @abstractmethod
+    def counts_by_video(self) -> dict[str, dict[str, int]]:
+        """Per video, nodes per kind and non-hierarchy edges (the manifest's ``counts``)."""
+
+    @abstractmethod
+    def ids_by_video(self, kinds: Iterable[NodeKind]) -> dict[str, set[str]]:
+        """Node ids of these kinds, grouped by video."""
+
+    @abstractmethod
+    def keyframe_paths(self) -> list[tuple[str, str]]:
+        """(video id, image path) of every stored keyframe."""
 
 
 class GraphStore(GraphReads):

@@ -10,6 +10,7 @@ Nodes come back as the pydantic models of ``memtools.schema``; edges as ``EdgeRo
 
 from __future__ import annotations
 
+import importlib
 import importlib.util  # noqa: F401  - kuzu's arrow scan needs importlib.util imported (0.11.3 bug)
 import json
 from collections import defaultdict
@@ -77,8 +78,7 @@ class KuzuGraph(GraphStore):
     def __init__(self, path: Path, *, read_only: bool, buffer_pool_mb: int = 256,
                  driver: ModuleType | None = None) -> None:
         if driver is None:
-            import kuzu as driver
-
+            driver = importlib.import_module("kuzu")
         self.path = Path(path)
         self.read_only = read_only
         try:
