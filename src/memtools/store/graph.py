@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.util  # noqa: F401  - kuzu's arrow scan needs importlib.util imported (0.11.3 bug)
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -255,23 +256,21 @@ class KuzuGraph(GraphStore):
             return []
         rows = self._run(
             "MATCH (u:Speech) WHERE u.video_id = $vid AND (u.t_end > $s OR u.t_start >= $s) AND u.t_start <= $e"
-            " AND ($asof IS NULL OR u.t_end <= $asof) RETURN u ORDER BY u.t_start, u.id LIMIT $limit",
-            {"vid": video_id, "s": float(start), "e": float(end), "asof": None if as_of is None else float(as_of),
+            " AND u.t_end <= $asof RETURN u ORDER BY u.t_start, u.id LIMIT $limit",
+            # no NULL parameter: ladybug types an unbound NULL as BOOL ("Cannot compare DOUBLE and BOOL")
+            {"vid": video_id, "s": float(start), "e": float(end), "asof": math.inf if as_of is None else float(as_of),
              "limit": int(limit)})
         return [_decode(r[0]) for r in rows]  # type: ignore[misc]
 
     def counts(self, video_id: str | None = None) -> dict[str, int]:
         counts: dict[str, int] = {}
+        # the video condition only when there is one (no NULL parameters: see speech())
+        params, node_cond, edge_cond = ({}, "", "") if video_id is None else (
+            {"vid": video_id}, " WHERE n.video_id = $vid", " AND a.video_id = $vid")
         for table in self._tables():
-            rows = self._run(
-                f"MATCH (n:{table.name}) WHERE $vid IS NULL OR n.video_id = $vid RETURN count(n)", {"vid": video_id}
-            )
+            rows = self._run(f"MATCH (n:{table.name}){node_cond} RETURN count(n)", params)
             counts[table.kind.value] = int(rows[0][0])
-        rows = self._run(
-            "MATCH (a)-[r:Rel]->(b) WHERE r.category <> 'hierarchy' AND ($vid IS NULL OR a.video_id = $vid)"
-            " RETURN count(r)",
-            {"vid": video_id},
-        )
+        rows = self._run(f"MATCH (a)-[r:Rel]->(b) WHERE r.category <> 'hierarchy'{edge_cond} RETURN count(r)", params)
         counts["edges"] = int(rows[0][0])
         return counts
 
