@@ -47,7 +47,8 @@ from memtools.store.graph_schema import (
     _schema_ddl,
 )
 
-LOCK_MARKERS = ("Could not set lock", "lock on file")
+LOCK_MARKERS = ("Could not set lock", "lock on file",
+                "checkpoint recovery is pending")  # ladybug: a read-only open during a writer's checkpoint
 # Up to this many ids of one kind, get_many looks each up by primary key (~0.5 ms each);
 # beyond it one scan of the table is cheaper (~50 ms for 200k rows, benchmarks/tool_latency.py).
 PK_LOOKUPS_MAX = 64
