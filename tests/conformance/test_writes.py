@@ -164,3 +164,32 @@ def test_a_second_writer_process_waits_for_the_first(kitchen_path, tmp_path):
         assert proc.returncode == 0, err
     with Memory.open(path, TestEmbedder(64)) as memory:
         assert memory.video_ids() == ["kitchen", "w0", "w1"] and _counts(memory)["video"] == 3
+
+
+def test_a_reader_beside_an_unfinished_write_sees_the_last_commit(kitchen_path, tmp_path, engine, monkeypatch):
+    """Lance is written before the graph commits: a reader that does not wait for the writer
+    (readers_beside_writer), here one that opens the memory mid-write, must search the lance
+    version of the last commit, not the new rows."""
+    if not GRAPH_ENGINES[engine].readers_beside_writer:
+        pytest.skip(f"{engine} readers wait for the writer (busy) instead")
+    path = tmp_path / "shared"
+    shutil.copytree(kitchen_path, path)
+    with Memory.open(path, TestEmbedder(64)) as memory:
+        before = MemoryTools(memory).search_nodes("pan catches fire", top_k=50).render()
+    seen: list[str] = []
+    real_insert = KuzuGraph.insert
+
+    def insert_while_reading(self, graphs):
+        with Memory.open(path, TestEmbedder(64), busy_timeout=0.2) as memory:
+            reader = MemoryTools(memory)
+            seen.append(reader.search_nodes("pan catches fire", top_k=50).render())
+            seen.append(",".join(v.video_id for v in reader.list_videos().videos))
+        real_insert(self, graphs)
+
+    monkeypatch.setattr(KuzuGraph, "insert", insert_while_reading)
+    with Memory.open(path, TestEmbedder(64)) as writer:
+        writer.write_video(kitchen_graph("later"))
+    assert seen == [before, "kitchen"]
+    with Memory.open(path, TestEmbedder(64)) as memory:
+        hits = MemoryTools(memory).search_nodes("pan catches fire", top_k=50).hits
+        assert {h.video_id for h in hits} == {"kitchen", "later"}

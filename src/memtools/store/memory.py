@@ -94,6 +94,7 @@ class Memory(MemoryWrites):
         self._timer: threading.Timer | None = None
         self._closed = False
         self._outlines: dict[str, Outline] = {}
+        self._pin_tables()
 
     # --- opening ------------------------------------------------------------------------
 
@@ -229,6 +230,11 @@ class Memory(MemoryWrites):
                 self._graph.close()
                 self._graph = None
 
+    def _pin_tables(self) -> None:
+        """Beside a writer (``readers_beside_writer``), search the lance version the manifest recorded."""
+        if self.readers_beside_writer:
+            self._vectors.pin(self.manifest.table_versions.get("nodes"))
+
     def refresh(self) -> None:
         """Pick up a newer manifest (and with it, new data) written by another process."""
         with self._lock:  # never release the graph under a reader on another thread
@@ -239,6 +245,7 @@ class Memory(MemoryWrites):
                 self._outlines.clear()
                 self._release_graph()
                 self._vectors.refresh()
+                self._pin_tables()
                 self._entities.refresh()
                 if self._keyframes is not None:
                     self._keyframes.refresh()

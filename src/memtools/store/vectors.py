@@ -91,6 +91,8 @@ class LanceIndex:
         self._nodes = None
         self._ann: bool | None = None  # whether the nodes table has a vector index (cached)
         self._version: int | None = None
+        self._pinned: int | None = None  # read ``nodes`` as of this version (see pin)
+        self._pinned_table = None
         self._profiles: tuple[int, VideoProfiles] | None = None  # (table version, profiles)
 
     @property
@@ -196,9 +198,29 @@ class LanceIndex:
             self._ann = table is not None and self._vector_segments(table) > 0
         return self._ann
 
+    def pin(self, version: int | None) -> None:
+        """Read ``nodes`` as of this table version (None: the latest). A reader beside a writer
+        (an engine with ``readers_beside_writer``) pins the version its manifest recorded, so a
+        search never sees the rows of a write whose graph step has not committed yet."""
+        if version != self._pinned:
+            self._pinned, self._pinned_table = version, None
+
+    def _reading_table(self):
+        table = self.nodes()
+        if table is None or self._pinned is None or table.version == self._pinned:
+            return table
+        if self._pinned_table is None:
+            try:
+                pinned = self._db.open_table("nodes")
+                pinned.checkout(self._pinned)
+            except Exception as exc:
+                raise StoreError(f"vector store version {self._pinned} cannot be read: {exc}") from exc
+            self._pinned_table = pinned
+        return self._pinned_table
+
     def video_profiles(self) -> VideoProfiles:
         """Every video's root row (kind ``video``), cached until the table changes."""
-        table = self.nodes()
+        table = self._reading_table()
         if table is None:
             return VideoProfiles([], np.zeros(0), np.zeros((0, self.dim), np.float32))
         version = table.version
@@ -216,7 +238,7 @@ class LanceIndex:
         return self._profiles[1]
 
     def count(self) -> int:
-        table = self.nodes()
+        table = self._reading_table()
         return 0 if table is None else table.count_rows()
 
     def search(self, query: SearchQuery) -> list[Hit]:
@@ -225,7 +247,7 @@ class LanceIndex:
 
     def _search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
                 where: str | None) -> list[Hit]:
-        table = self.nodes()
+        table = self._reading_table()
         if table is None or limit <= 0:
             return []
         try:

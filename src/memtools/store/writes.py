@@ -71,6 +71,18 @@ class MemoryWrites(VideoWrites):
             self._entities.finish_write()
             if self.keyframes is not None:
                 self.keyframes.finish_write()
+            self._commit_manifest(read_manifest(self.path))
+
+    def _commit_manifest(self, manifest) -> None:
+        """Write the manifest of a finished write, with the lance version readers beside a writer read."""
+        version = self._vectors.version()
+        if version is not None:
+            manifest.table_versions["nodes"] = version
+        write_manifest(self.path, manifest)
+        self.manifest = manifest
+        self._manifest_stamp = self._stamp()
+        self._outlines.clear()
+        self._pin_tables()
 
     def _write_batch(self, graphs: Sequence[VideoGraph], vectors: dict[str, object], *, index: bool = True) -> None:
         ids = [g.video_id for g in graphs]
@@ -140,10 +152,7 @@ class MemoryWrites(VideoWrites):
                     keyframe_vectors=frames.per_video.get(g.video_id, 0),
                 )
             manifest.generation += 1
-            write_manifest(self.path, manifest)
-            self.manifest = manifest
-            self._manifest_stamp = self._stamp()
-            self._outlines.clear()
+            self._commit_manifest(manifest)
 
     def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
         """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot)."""
@@ -184,10 +193,7 @@ class MemoryWrites(VideoWrites):
             self._entities.finish_write()
             del manifest.videos[video_id]
             manifest.generation += 1
-            write_manifest(self.path, manifest)
-            self.manifest = manifest
-            self._manifest_stamp = self._stamp()
-            self._outlines.clear()
+            self._commit_manifest(manifest)
         shutil.rmtree(self.frames_dir(video_id), ignore_errors=True)
         return True
 
