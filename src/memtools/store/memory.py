@@ -242,6 +242,11 @@ class Memory(MemoryWrites):
             if stamp != self._manifest_stamp:
                 self._manifest_stamp = stamp
                 self.manifest = read_manifest(self.path)
+                if self.manifest.graph_engine != self.graph_engine.name:  # `memtools migrate` switched it
+                    self._closed = True
+                    self._release_graph()
+                    raise StoreError(f"memory at {self.path} was migrated to the {self.manifest.graph_engine} graph "
+                                     "engine; open it again (restart the server or command)")
                 self._outlines.clear()
                 self._release_graph()
                 self._vectors.refresh()
