@@ -10,7 +10,6 @@ import importlib.util
 import json
 
 import pytest
-from visual_support import coloured_graph
 
 from memtools.cli import main
 from memtools.embed import TestEmbedder, TestImageEmbedder
@@ -19,6 +18,7 @@ from memtools.store import Memory
 from memtools.testing import kitchen_graph, with_speech
 from memtools.tools import TOOL_SPECS, MemoryTools
 from memtools.tools.snapshot import differences, snapshot
+from visual_support import coloured_graph
 
 needs_ladybug = pytest.mark.skipif(importlib.util.find_spec("ladybug") is None,
                                    reason="ladybug is not installed: pip install 'memtools[ladybug]'")
@@ -62,8 +62,8 @@ def test_differences_name_each_call_that_changed(memory_path):
     before = _snapshot(memory_path)
     changed = [dict(call) for call in before]
     changed[3] = {**changed[3], "text": changed[3]["text"] + " (changed)"}
-    assert differences(before, changed) == [f"{before[3]['tool']}({json.dumps(before[3]['arguments'], sort_keys=True)}) "
-                                            "differs"]
+    call = f"{before[3]['tool']}({json.dumps(before[3]['arguments'], sort_keys=True)})"
+    assert differences(before, changed) == [f"{call} differs"]
     assert "different calls" in differences(before, before[:-1])[0]
 
 

@@ -12,12 +12,12 @@ import os
 from pathlib import Path
 
 import pytest
-from test_speech_tools import _lecture
-from visual_support import coloured_graph
 
 from memtools.embed import TestEmbedder, TestImageEmbedder
 from memtools.store import Memory
 from memtools.testing import kitchen_graph, with_speech
+from test_speech_tools import _lecture
+from visual_support import coloured_graph
 
 ENGINE = os.environ.get("MEMTOOLS_TEST_ENGINE", "kuzu")
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from test_speech_tools import CALLS as SPEECH_CALLS
-from test_tools_golden import CALLS as KITCHEN_CALLS
-from test_tools_golden import assert_golden
 
 from memtools.store import Memory
 from memtools.tools import TOOL_SPECS, MemoryTools
+from test_speech_tools import CALLS as SPEECH_CALLS
+from test_tools_golden import CALLS as KITCHEN_CALLS
+from test_tools_golden import assert_golden
 
 FRAME_CALLS = {
     "search_frames": lambda t: t.search_frames(query="a red square", top_k=3),

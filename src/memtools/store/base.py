@@ -265,9 +265,15 @@ class GraphEngine(Protocol):
     read during a write waits, then reports the memory as busy.
     """
 
-    name: str
-    file_name: str
-    readers_beside_writer: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def file_name(self) -> str:
+        """The database file in the memory folder (``graph.kuzu``, ``graph.lbug``)."""
+
+    @property
+    def readers_beside_writer(self) -> bool: ...
 
     def open(self, path: Path, *, read_only: bool, buffer_pool_mb: int = 256) -> GraphStore: ...
 
