@@ -67,6 +67,7 @@ def measure(engine: str, videos: int, busy_timeout: float, workdir: Path) -> dic
     seconds: list[float] = []
     busy = other = 0
     errors: list[str] = []
+    reasons: set[str] = set()
     started = time.perf_counter()
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(videos)], stderr=subprocess.PIPE,
                               text=True)
@@ -77,8 +78,12 @@ def measure(engine: str, videos: int, busy_timeout: float, workdir: Path) -> dic
         t0 = time.perf_counter()
         try:
             call(tools)
-        except (MemoryBusy, ToolBusy):
+        except (MemoryBusy, ToolBusy) as exc:
             busy += 1
+            root: BaseException = exc
+            while root.__cause__ is not None:  # the engine's own text, at the end of the chain
+                root = root.__cause__
+            reasons.add(str(root).splitlines()[0][:160])
         except Exception as exc:  # noqa: BLE001 - counted and shown: any other error is a finding
             other += 1
             errors.append(f"{type(exc).__name__}: {exc}"[:200])
@@ -91,7 +96,8 @@ def measure(engine: str, videos: int, busy_timeout: float, workdir: Path) -> dic
     reader.close()
     p50, p99 = p50_p99(seconds)
     return {"engine": engine, "calls": len(seconds), "busy": busy, "other": other, "p50_ms": p50,
-            "p99_ms": p99, "writer_s": wall, "written": written, "errors": sorted(set(errors))[:5]}
+            "p99_ms": p99, "writer_s": wall, "written": written, "errors": sorted(set(errors))[:5],
+            "busy_reasons": sorted(reasons)[:5]}
 
 
 def main() -> None:
@@ -122,6 +128,8 @@ def main() -> None:
                      f"{r['p50_ms']:.1f}", f"{r['p99_ms']:.0f}"])
         for line in r["errors"]:
             print(f"{engine} error: {line}", file=sys.stderr)
+        for line in r["busy_reasons"]:
+            print(f"{engine} busy because: {line}", file=sys.stderr)
     print(f"Reader tool calls while a writer process writes {args.videos} videos one write each "
           f"(busy timeout {args.busy_timeout:g} s):\n")
     print(markdown_table(["engine", "videos written", "writer wall s", "calls", "busy errors", "other errors",

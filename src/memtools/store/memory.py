@@ -263,6 +263,7 @@ class Memory(MemoryWrites):
             if self._closed:
                 raise StoreError("this memory has been closed")
             deadline = time.monotonic() + self.busy_timeout
+            refused: MemoryBusy | None = None  # the engine's last refusal, chained for whoever debugs it
             while True:
                 if (not self.readers_beside_writer and (self.path / INTENT_FILE).exists()
                         and not integrity.clear_stale_intent(self.path)):
@@ -272,12 +273,14 @@ class Memory(MemoryWrites):
                     if guard:
                         integrity.guard(self)
                     if self._graph is None:
-                        with contextlib.suppress(MemoryBusy):
+                        try:
                             self._graph = self.graph_engine.open(self.graph_file, read_only=True, buffer_pool_mb=64)
+                        except MemoryBusy as exc:
+                            refused = exc
                     if self._graph is not None:
                         break
                 if time.monotonic() >= deadline:
-                    raise MemoryBusy("memory is being updated, try again in a few seconds")
+                    raise MemoryBusy("memory is being updated, try again in a few seconds") from refused
                 time.sleep(0.05)
             if self._timer is not None:
                 self._timer.cancel()
