@@ -193,3 +193,20 @@ def test_a_reader_beside_an_unfinished_write_sees_the_last_commit(kitchen_path, 
     with Memory.open(path, TestEmbedder(64)) as memory:
         hits = MemoryTools(memory).search_nodes("pan catches fire", top_k=50).hits
         assert {h.video_id for h in hits} == {"kitchen", "later"}
+
+
+def test_import_captions_makes_a_memory_of_the_chosen_engine(tmp_path, engine, capsys):
+    from memtools.cli import main
+
+    subtitles = tmp_path / "talk.srt"
+    subtitles.write_text("1\n00:00:01,000 --> 00:00:04,500\nWelcome to the kitchen.\n\n"
+                         "2\n00:00:05,000 --> 00:00:09,000\nFirst we chop the onions.\n", encoding="utf-8")
+    memory = tmp_path / "talks"
+    assert main(["import-captions", str(subtitles), "--memory", str(memory), "--embedder", "test:64",
+                 "--graph-engine", engine]) == 0
+    with Memory.open(memory) as opened:
+        assert opened.manifest.graph_engine == engine and opened.graph_file.name == GRAPH_ENGINES[engine].file_name
+        assert "onions" in MemoryTools(opened).search_nodes("chop the onions", top_k=1).render()
+    other = next(name for name in GRAPH_ENGINES if name != engine)
+    assert main(["import-captions", str(subtitles), "--memory", str(memory), "--graph-engine", other]) == 1
+    assert f"uses the {engine} graph engine, not {other}" in capsys.readouterr().err

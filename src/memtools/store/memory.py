@@ -40,7 +40,7 @@ from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
 from memtools.schema import Video
 from memtools.store.base import GraphEngine, GraphStore, VectorIndex
-from memtools.store.engines import graph_engine, vector_index
+from memtools.store import engines
 from memtools.store.manifest import (
     MANIFEST,
     EmbedderInfo,
@@ -75,7 +75,7 @@ class Memory(MemoryWrites):
         """``graph`` and ``vectors``: the engines (default: the ones the manifest names)."""
         self.path = Path(path)
         self.manifest = manifest
-        self.graph_engine: GraphEngine = graph or graph_engine(manifest.graph_engine)
+        self.graph_engine: GraphEngine = graph or engines.graph_engine(manifest.graph_engine)
         if self.graph_engine.name != manifest.graph_engine:
             raise ConfigError(f"memory at {self.path} uses the {manifest.graph_engine} graph engine, not "
                               f"{self.graph_engine.name}; migrate it first: memtools migrate --memory {self.path} "
@@ -86,7 +86,7 @@ class Memory(MemoryWrites):
         self.write_timeout = write_timeout
         self.idle_release = idle_release
         self._graph: GraphStore | None = None
-        self._vectors: LanceIndex = vectors if vectors is not None else vector_index(self.path, manifest)
+        self._vectors: LanceIndex = vectors if vectors is not None else engines.vector_index(self.path, manifest)
         self._entities = EntityIndex(self._vectors)
         self._keyframes: KeyframeIndex | None = None
         self._lock = threading.RLock()  # guards the graph handle and serializes writes
@@ -107,7 +107,7 @@ class Memory(MemoryWrites):
         (default) or "ladybug" (``pip install 'memtools[ladybug]'``); an existing memory keeps its own."""
         folder = Path(path)
         tables = check_tables_uri(tables) if tables else None
-        engine = _graph_engine_for(graph_engine)
+        engine = engines.graph_engine(graph_engine)  # the parameter shadows the function
         integrity.check_folder(folder, create=True)
         if (folder / MANIFEST).exists():
             existing = read_manifest(folder)
@@ -119,6 +119,7 @@ class Memory(MemoryWrites):
             return cls.open(folder, embedder, **options)
         if folder.exists() and any(folder.iterdir()):
             raise ConfigError(f"{folder} exists and is not a memtools memory; choose an empty or new folder")
+        engine.driver()  # not installed, or another engine loaded here: say so before the folder is made
         folder.mkdir(parents=True, exist_ok=True)
         manifest = Manifest(embedder=EmbedderInfo(name=embedder.name, dim=embedder.dim), tables=tables,
                             graph_engine=engine.name)
@@ -386,8 +387,3 @@ class Memory(MemoryWrites):
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
 
-
-def _graph_engine_for(name: str | None) -> GraphEngine:
-    engine = graph_engine(name)
-    engine.driver()  # fails now, with the install hint, rather than after the folder is made
-    return engine
