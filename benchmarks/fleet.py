@@ -40,7 +40,7 @@ from memtools.build import BuildConfig, build_videos  # noqa: E402
 from memtools.embed import TestEmbedder  # noqa: E402
 from memtools.fleet import FleetOptions, build_fleet  # noqa: E402
 from memtools.fleet.testing import ScriptedEndpoint  # noqa: E402
-from memtools.store import Memory  # noqa: E402
+from memtools.store import Memory, SearchQuery  # noqa: E402
 from memtools.tools import MemoryTools  # noqa: E402
 
 CONFIG = BuildConfig.short()
@@ -128,7 +128,7 @@ def search_rows(work: Path, hours: float, n_queries: int) -> list[list[object]]:
                 vectors = {q: model.embed_query(q) for q in asks}
                 index = memory.vectors
                 calls = [("search_nodes (default preset)", lambda q: tools.search_nodes(q, top_k=10))]
-                calls += [(f"lance {mode}", lambda q, m=mode: index.search(m, vectors[q], q, 10, None))
+                calls += [(f"lance {mode}", lambda q, m=mode: index.search(SearchQuery(m, 10, vectors[q], q)))
                           for mode in ("vector", "fulltext", "hybrid")]
                 for what, call in calls:
                     times = []

@@ -104,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
     speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
     sink = None if args.quiet else TextProgress(sys.stderr)
-    with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables), args) as memory:
+    with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables,
+                                          args.graph_engine), args) as memory:
         budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
         try:
             with spending_limit(budget):

@@ -87,9 +87,13 @@ def add_tables_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tables", metavar="URI", default=None,
                    help="for a new memory: keep its search tables on object storage (s3://BUCKET/PREFIX, gs://, "
                         "az://; credentials from AWS_* / GOOGLE_* / AZURE_* variables)")
+    p.add_argument("--graph-engine", choices=("kuzu", "ladybug"), default=None,
+                   help="for a new memory: the graph database (default kuzu; ladybug lets readers work during "
+                        "writes, pip install 'memtools[ladybug]')")
 
 
-def create_memory(path: Path, embedder_spec: str | None, tables: str | None = None) -> Memory:
+def create_memory(path: Path, embedder_spec: str | None, tables: str | None = None,
+                  graph_engine: str | None = None) -> Memory:
     """Open a memory for writing, creating it with the chosen embedder when it does not exist."""
     from memtools.embed import embedder_from_spec
     from memtools.store.location import check_same_tables
@@ -98,9 +102,15 @@ def create_memory(path: Path, embedder_spec: str | None, tables: str | None = No
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{path} is a file, not a memory folder; pass a folder (a new one is created)")
     if (path / MANIFEST).exists() and embedder_spec is None:
-        check_same_tables(path, read_manifest(path).tables, tables)
+        manifest = read_manifest(path)
+        check_same_tables(path, manifest.tables, tables)
+        if graph_engine is not None and graph_engine != manifest.graph_engine:
+            raise ConfigError(f"memory at {path} uses the {manifest.graph_engine} graph engine, not {graph_engine}; "
+                              f"leave out --graph-engine, or copy it over: memtools migrate --memory {path} "
+                              f"--engine {graph_engine} --to NEW_FOLDER")
         return Memory.open(path)
-    return Memory.create(path, embedder_from_spec(embedder_spec or "default"), tables=tables)
+    return Memory.create(path, embedder_from_spec(embedder_spec or "default"), tables=tables,
+                         graph_engine=graph_engine)
 
 
 def use_image_embedder(memory: Memory, args: argparse.Namespace) -> Memory:

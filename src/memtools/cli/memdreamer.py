@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from tqdm.auto import tqdm
 
-        with use_image_embedder(create_memory(args.memory, args.embedder, args.tables), args) as memory, \
+        with use_image_embedder(create_memory(args.memory, args.embedder, args.tables,
+                                              args.graph_engine), args) as memory, \
                 tqdm(desc="import", unit="video", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
             def progress(video) -> None:
                 bar.update(1)

@@ -133,7 +133,7 @@ def _encode(table: _Table, node: Any) -> dict[str, Any]:
 
 
 def _decode(row: dict[str, Any]) -> Node:
-    table = _BY_NAME[row["_label"]]
+    table = _BY_NAME[row["_label"] if "_label" in row else row["_LABEL"]]  # kuzu: _label, ladybug: _LABEL
     data = {c: row.get(c) for c, _ in table.columns}
     for col in table.json_columns:
         data[col] = json.loads(data[col]) if data[col] else {}

@@ -39,6 +39,13 @@ SEARCHABLE = tuple(kind.value for kind in SEARCHABLE_KINDS)
 EXAMPLES = 3
 
 
+def graph_file_name(manifest: Manifest) -> str:
+    """The graph database file of a memory: its engine's (``graph.kuzu`` for kuzu)."""
+    from memtools.store.engines import graph_engine
+
+    return graph_engine(manifest.graph_engine).file_name
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a memory. ``repairable``: ``memtools repair`` can derive it again."""
@@ -112,9 +119,10 @@ def quick_problems(path: Path, manifest: Manifest, rows: int | None = None) -> l
     """What a few ``stat`` calls can tell: the graph file and the vector table exist.
     ``rows``: ``expected_rows(manifest)`` when the caller has it already."""
     problems = []
-    if not (path / GRAPH_FILE).is_file():
+    graph = graph_file_name(manifest)
+    if not (path / graph).is_file():
         ready = [vid for vid, entry in manifest.videos.items() if entry.status == "ready"]
-        problems.append(Problem("graph", f"{GRAPH_FILE} is missing", not ready, restore=_restore(path, ready)))
+        problems.append(Problem("graph", f"{graph} is missing", not ready, restore=_restore(path, ready)))
     rows = expected_rows(manifest) if rows is None else rows
     # tables on object storage: no stat() there; guard_vectors' row count notices lost tables
     if rows and not manifest.tables and not (path / VECTORS_DIR / NODES_TABLE).is_dir():
@@ -243,11 +251,11 @@ def check(memory: Memory) -> Report:
     report.parts["manifest"] = (f"{len(manifest.videos)} video(s), {len(ready)} ready, "
                                 f"embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
     graph_ids: dict[str, set[str]] | None = None
-    if (path / GRAPH_FILE).is_file():
+    if (path / graph_file_name(manifest)).is_file():
         try:
             graph_ids = _check_graph(memory, manifest, ready, report)
         except StoreError as exc:
-            report.problems.append(Problem("graph", f"{GRAPH_FILE} cannot be read: {_first_line(exc)}", False,
+            report.problems.append(Problem("graph", f"{graph_file_name(manifest)} cannot be read: {_first_line(exc)}", False,
                                            restore=_restore(path, ready)))
             report.parts["graph"] = "UNREADABLE"
     else:

@@ -41,6 +41,9 @@ class Manifest(BaseModel):
     image_embedder: EmbedderInfo | None = None  # set once keyframes are embedded (visual search)
     generation: int = 0
     tables: str | None = None  # lance tables on object storage (s3://...); None: vectors/ in the folder
+    graph_engine: str = "kuzu"  # kuzu | ladybug (memtools.store.engines); fixed when the memory is created
+    # lance table versions of the last committed write (readers beside a writer read these, see LanceIndex.pin)
+    table_versions: dict[str, int] = Field(default_factory=dict)
     created_at: str = Field(default_factory=lambda: now())
     videos: dict[str, VideoEntry] = Field(default_factory=dict)
 

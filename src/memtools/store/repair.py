@@ -73,9 +73,10 @@ def repair(memory: Memory, progress: Callable[[str], None] | None = None, *,
     path = memory.path
     manifest = read_manifest(path)
     ready = [v for v, e in manifest.videos.items() if e.status == "ready"]
-    if (path / integrity.GRAPH_FILE).is_file() or not ready or forget_lost:
-        if not (path / integrity.GRAPH_FILE).is_file():
-            result.done.append(f"started an empty {integrity.GRAPH_FILE}")
+    graph_file = integrity.graph_file_name(manifest)
+    if (path / graph_file).is_file() or not ready or forget_lost:
+        if not (path / graph_file).is_file():
+            result.done.append(f"started an empty {graph_file}")
         with memory._writing(guard=False) as kuzu:
             kuzu.ensure_schema()
             _repair_graph_and_vectors(memory, kuzu, before, result, say, forget_lost)

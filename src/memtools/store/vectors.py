@@ -15,16 +15,18 @@ import logging
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
+from memtools.store.base import Hit, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.location import is_remote, storage_options
+
+__all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,6 @@ ANN_MIN_ROWS = 50_000   # below this, exact search is fast enough (benchmarks/to
 ANN_MAX_SEGMENTS = 4     # optimize() appends index segments; past this many the index is rebuilt
 ANN_REFINE = 5           # re-rank 5x candidates with exact distances: exact scores, ~98% of exact top-k
 KEEP_VERSIONS_FOR = timedelta(minutes=1)  # readers re-check the manifest before every search
-SearchMode = Literal["vector", "fulltext", "hybrid"]
 
 
 def nodes_schema(dim: int) -> pa.Schema:
@@ -45,34 +46,6 @@ def nodes_schema(dim: int) -> pa.Schema:
 
 
 KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("t", pa.float64()), ("path", pa.string())])
-
-
-@dataclass(frozen=True)
-class VideoProfiles:
-    """The root row of every video, held in memory: ranking thousands of videos by their
-    profile is one matrix product instead of a filtered vector query."""
-
-    video_ids: list[str]
-    durations: np.ndarray
-    vectors: np.ndarray  # one unit row per video
-
-    def similarities(self, vector: np.ndarray) -> np.ndarray:
-        return self.vectors @ np.asarray(vector, dtype=np.float32) if len(self.video_ids) else np.zeros(0)
-
-
-@dataclass(frozen=True)
-class Hit:
-    id: str
-    video_id: str
-    kind: str
-    macro_id: str
-    t_start: float
-    t_end: float
-    text: str
-    score: float
-    display: str = ""
-    macro_label: str = ""
-    context: tuple[str, ...] = ()
 
 
 def _quote(value: str) -> str:
@@ -102,6 +75,11 @@ def where_clause(video_id: str | None = None, kinds: Sequence[str] | None = None
     return " AND ".join(parts) or None
 
 
+def filter_where(f: SearchFilter) -> str | None:
+    """The lance filter expression of a typed ``SearchFilter``."""
+    return where_clause(None, f.kinds, f.start, f.end, video_ids=f.video_ids, as_of=f.as_of)
+
+
 class LanceIndex:
     """The lance tables of one memory folder."""
 
@@ -113,6 +91,8 @@ class LanceIndex:
         self._nodes = None
         self._ann: bool | None = None  # whether the nodes table has a vector index (cached)
         self._version: int | None = None
+        self._pinned: int | None = None  # read ``nodes`` as of this version (see pin)
+        self._pinned_table = None
         self._profiles: tuple[int, VideoProfiles] | None = None  # (table version, profiles)
 
     @property
@@ -218,9 +198,29 @@ class LanceIndex:
             self._ann = table is not None and self._vector_segments(table) > 0
         return self._ann
 
+    def pin(self, version: int | None) -> None:
+        """Read ``nodes`` as of this table version (None: the latest). A reader beside a writer
+        (an engine with ``readers_beside_writer``) pins the version its manifest recorded, so a
+        search never sees the rows of a write whose graph step has not committed yet."""
+        if version != self._pinned:
+            self._pinned, self._pinned_table = version, None
+
+    def _reading_table(self):
+        table = self.nodes()
+        if table is None or self._pinned is None or table.version == self._pinned:
+            return table
+        if self._pinned_table is None:
+            try:
+                pinned = self._db.open_table("nodes")
+                pinned.checkout(self._pinned)
+            except Exception as exc:
+                raise StoreError(f"vector store version {self._pinned} cannot be read: {exc}") from exc
+            self._pinned_table = pinned
+        return self._pinned_table
+
     def video_profiles(self) -> VideoProfiles:
         """Every video's root row (kind ``video``), cached until the table changes."""
-        table = self.nodes()
+        table = self._reading_table()
         if table is None:
             return VideoProfiles([], np.zeros(0), np.zeros((0, self.dim), np.float32))
         version = table.version
@@ -238,12 +238,16 @@ class LanceIndex:
         return self._profiles[1]
 
     def count(self) -> int:
-        table = self.nodes()
+        table = self._reading_table()
         return 0 if table is None else table.count_rows()
 
-    def search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
-               where: str | None) -> list[Hit]:
-        table = self.nodes()
+    def search(self, query: SearchQuery) -> list[Hit]:
+        """The best ``query.limit`` rows for a typed query (its filter becomes a lance prefilter)."""
+        return self._search(query.mode, query.vector, query.text, query.limit, filter_where(query.filter))
+
+    def _search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
+                where: str | None) -> list[Hit]:
+        table = self._reading_table()
         if table is None or limit <= 0:
             return []
         try:

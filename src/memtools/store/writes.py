@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from memtools.errors import ConfigError, StoreError
 from memtools.schema import VideoGraph
 from memtools.store import keyframe_vectors
+from memtools.store.base import VideoWrites
 from memtools.store.entities import entity_rows
 from memtools.store.manifest import VideoEntry, now, read_manifest, write_manifest
 from memtools.store.payload import index_rows
@@ -21,12 +22,8 @@ EMBED_CACHE_TEXTS = 50_000  # texts whose vectors an import keeps for reuse acro
 INDEX_EVERY_NODES = 200_000  # a long write folds new rows into the lance indexes this often
 
 
-class MemoryWrites:
-    """The write half of ``Memory``."""
-
-    def write_video(self, graph: VideoGraph) -> None:
-        """Write one video; an existing video with the same id is replaced."""
-        self.write_videos([graph])
+class MemoryWrites(VideoWrites):
+    """The write half of ``Memory`` (the ``VideoWrites`` contract; ``write_video`` comes from it)."""
 
     def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
                      progress: Callable[[int], None] | None = None, embed_cache: dict[str, object] | None = None,
@@ -74,6 +71,18 @@ class MemoryWrites:
             self._entities.finish_write()
             if self.keyframes is not None:
                 self.keyframes.finish_write()
+            self._commit_manifest(read_manifest(self.path))
+
+    def _commit_manifest(self, manifest) -> None:
+        """Write the manifest of a finished write, with the lance version readers beside a writer read."""
+        version = self._vectors.version()
+        if version is not None:
+            manifest.table_versions["nodes"] = version
+        write_manifest(self.path, manifest)
+        self.manifest = manifest
+        self._manifest_stamp = self._stamp()
+        self._outlines.clear()
+        self._pin_tables()
 
     def _write_batch(self, graphs: Sequence[VideoGraph], vectors: dict[str, object], *, index: bool = True) -> None:
         ids = [g.video_id for g in graphs]
@@ -143,10 +152,7 @@ class MemoryWrites:
                     keyframe_vectors=frames.per_video.get(g.video_id, 0),
                 )
             manifest.generation += 1
-            write_manifest(self.path, manifest)
-            self.manifest = manifest
-            self._manifest_stamp = self._stamp()
-            self._outlines.clear()
+            self._commit_manifest(manifest)
 
     def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
         """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot)."""
@@ -187,10 +193,7 @@ class MemoryWrites:
             self._entities.finish_write()
             del manifest.videos[video_id]
             manifest.generation += 1
-            write_manifest(self.path, manifest)
-            self.manifest = manifest
-            self._manifest_stamp = self._stamp()
-            self._outlines.clear()
+            self._commit_manifest(manifest)
         shutil.rmtree(self.frames_dir(video_id), ignore_errors=True)
         return True
 

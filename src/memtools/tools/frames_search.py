@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from memtools.errors import ToolError
-from memtools.store.keyframe_index import FrameRow, frame_where
+from memtools.store.base import SearchFilter
+from memtools.store.keyframe_index import FrameRow
 from memtools.tools import messages as msg
 from memtools.tools.results import FrameItem, Frames
 from memtools.tools.text import span
@@ -66,7 +67,7 @@ class FrameSearchTools:
         table = memory.keyframes
         if table is None:
             raise ToolError(msg.NO_FRAME_VECTORS)
-        where = frame_where(vid, start_sec, end)
+        where = SearchFilter(video_ids=None if vid is None else (vid,), start=start_sec, end=end)
         if frame_id is not None:
             found = table.frame(frame_id)
             if found is None:
