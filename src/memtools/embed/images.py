@@ -15,8 +15,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from memtools.embed.base import normalize
-from memtools.errors import ConfigError, EmbeddingError
+from memtools.embed.base import decode_rgb, normalize
+from memtools.errors import ConfigError
 
 IMAGE_SPEC_FORMS = ("'hf:<hub id or local folder>' (CLIP / SigLIP)", "'openai:<model>'", "'test'")
 
@@ -48,16 +48,6 @@ class ImageEmbedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """One vector for a text query, shape (dim,), float32, L2-normalised."""
         ...
-
-
-def decode_rgb(image: bytes) -> np.ndarray:
-    """An encoded image as an RGB uint8 array (H, W, 3); ``EmbeddingError`` when it is not an image."""
-    import cv2
-
-    array = cv2.imdecode(np.frombuffer(image, dtype=np.uint8), cv2.IMREAD_COLOR) if image else None
-    if array is None:
-        raise EmbeddingError(f"could not decode an image of {len(image)} bytes (expected JPEG or PNG)")
-    return cv2.cvtColor(array, cv2.COLOR_BGR2RGB)
 
 
 class TestImageEmbedder:

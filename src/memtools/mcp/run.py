@@ -11,9 +11,9 @@ import logging
 import os
 import sys
 
-from memtools.cli.common import add_serve_arguments, resolve_memory
 from memtools.errors import MemtoolsError
 from memtools.mcp.server import build_server
+from memtools.options import add_serve_arguments, resolve_memory
 from memtools.store import Memory
 
 log = logging.getLogger(__name__)

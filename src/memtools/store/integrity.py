@@ -21,13 +21,14 @@ import contextlib
 import fcntl
 import os
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
 from memtools.store.manifest import Manifest, read_manifest
+from memtools.store.problems import Problem, Report
+from memtools.store.problems import first_line as _first_line
 from memtools.store.vectors import LanceIndex
 
 if TYPE_CHECKING:
@@ -37,48 +38,6 @@ GRAPH_FILE, VECTORS_DIR, NODES_TABLE = "graph.kuzu", "vectors", "nodes.lance"
 LOCK_FILE, INTENT_FILE, TEMP_GLOB = "memtools.lock", ".write-intent", ".memtools-*.json"
 SEARCHABLE = tuple(kind.value for kind in SEARCHABLE_KINDS)
 EXAMPLES = 3
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a memory. ``repairable``: ``memtools repair`` can derive it again."""
-
-    part: str  # manifest | graph | vectors | frames | files
-    text: str
-    repairable: bool
-    video_id: str = ""
-    restore: str = ""  # for what repair cannot derive: how the user gets it back
-
-
-@dataclass
-class Report:
-    """What ``check`` found: one line per part, then the problems with their fix."""
-
-    path: Path
-    problems: list[Problem] = field(default_factory=list)
-    parts: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def render(self) -> str:
-        lines = [f"Memory {self.path}"]
-        lines += [f"  {name:<14}{state}" for name, state in self.parts.items()]
-        if self.ok:
-            lines.append("OK: the manifest, the graph and the vectors agree.")
-            return "\n".join(lines)
-        lines.append(f"Problems ({len(self.problems)}):")
-        for p in self.problems:
-            how = "memtools repair rebuilds it" if p.repairable else f"cannot be rebuilt: {p.restore}"
-            lines.append(f"  - [{p.part}] {p.text} ({how})")
-        fixable = sum(p.repairable for p in self.problems)
-        if fixable:
-            lines.append(f"DAMAGED: run `memtools repair --memory {self.path}` "
-                         f"(fixes {fixable} of {len(self.problems)} problem(s)).")
-        else:
-            lines.append("DAMAGED: nothing here can be rebuilt from the other parts; see each problem.")
-        return "\n".join(lines)
 
 
 # --- cheap checks (every read and write) --------------------------------------------------
@@ -209,10 +168,6 @@ class GuardedIndex(LanceIndex):
 
 
 # --- the full check (memtools check) ------------------------------------------------------
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
 
 
 def _restore(path: Path, video_ids: list[str]) -> str:

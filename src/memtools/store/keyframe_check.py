@@ -15,10 +15,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from memtools.store.integrity import Problem, Report, _first_line
 from memtools.store.keyframe_index import TABLE, KeyframeIndex
 from memtools.store.keyframe_vectors import embed_keyframes
 from memtools.store.manifest import Manifest, read_manifest, write_manifest
+from memtools.store.problems import Problem, Report
+from memtools.store.problems import first_line as _first_line
 
 if TYPE_CHECKING:
     from memtools.store.graph import KuzuGraph

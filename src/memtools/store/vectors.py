@@ -237,6 +237,12 @@ class LanceIndex:
             self._profiles = (version, profiles)
         return self._profiles[1]
 
+    def warm_up(self) -> None:
+        """Open the nodes table (checked against the manifest by a guarded index) and import what a hybrid
+        search imports on its first call, so a fresh server's first search is not the slow one."""
+        self.count()
+        from lancedb.rerankers import RRFReranker  # noqa: F401 - imported for its side effect: the module is loaded
+
     def count(self) -> int:
         table = self.nodes()
         return 0 if table is None else table.count_rows()

@@ -17,8 +17,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from memtools.importers.memdreamer_files import EMBEDDINGS_FILE, GRAPH_FILES, PHASE2_DIR, PHASE_DIRS, UNIFICATION_FILE
-from memtools.importers.memdreamer_subgraph import BEST_FRAME
+from memtools.memdreamer.files import EMBEDDINGS_FILE, GRAPH_FILES, PHASE2_DIR, PHASE_DIRS, UNIFICATION_FILE
+from memtools.memdreamer.subgraph import BEST_FRAME
 from memtools.schema import EdgeCategory, Entity, MacroEvent, MicroEvent, OcrText, Speech, SuperEvent, VideoGraph
 
 # relation_type written for each of our categories (their vocabulary, formats §1.2).

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from memtools.errors import ImportFormatError
-from memtools.importers import memdreamer_values as val
-from memtools.importers.memdreamer_files import VideoFiles
-from memtools.importers.memdreamer_report import VideoReport
-from memtools.importers.memdreamer_subgraph import SubgraphReader, node_count
+from memtools.memdreamer import values as val
+from memtools.memdreamer.files import VideoFiles
+from memtools.memdreamer.report import VideoReport
+from memtools.memdreamer.subgraph import SubgraphReader, node_count
 from memtools.schema import (
     Edge,
     EdgeCategory,
