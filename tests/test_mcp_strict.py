@@ -112,6 +112,6 @@ async def test_null_for_an_optional_argument_means_its_default_and_json_string_l
 async def test_error_kinds_travel_in_meta(connect):
     async with connect() as client:
         missing = await client.call_tool("get_subgraph", {"macro_id": "kitchen/macro_0099"})
-        assert "does not exist" in one_line_error(missing)  # a plain ToolError from the core
+        assert "does not exist" in one_line_error(missing, "not-found")  # a ToolNotFound from the core
         ok = await client.call_tool("get_summary", {"video_id": "kitchen"})
         assert not ok.is_error and not (ok.meta or {}).get(ERROR_KIND_META)

@@ -125,7 +125,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
                 raise ToolError(msg.NEED_VIDEO_ID.format(n=len(ids), some=", ".join(ids[:5])))
             video_id = ids[0]
         if video_id not in entries:
-            raise ToolError(msg.UNKNOWN_VIDEO.format(video_id=video_id, some=", ".join(ids[:5]) or "(none)"))
+            raise ToolNotFound(msg.UNKNOWN_VIDEO.format(video_id=video_id, some=", ".join(ids[:5]) or "(none)"))
         if entries[video_id].status != "ready":
             raise ToolError(msg.VIDEO_NOT_READY.format(video_id=video_id, status=entries[video_id].status))
         return video_id
@@ -187,7 +187,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         vid = self._video_id(video_id)
         outline = self._outline(vid)
         if outline is None:
-            raise ToolError(msg.UNKNOWN_VIDEO.format(video_id=vid, some=", ".join(self.memory.video_ids()[:5])))
+            raise ToolNotFound(msg.UNKNOWN_VIDEO.format(video_id=vid, some=", ".join(self.memory.video_ids()[:5])))
         video = outline.video
         counts: dict[str, int] = {}
         for m in outline.macros:
@@ -215,7 +215,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             supers = [self._lookup(s, SuperEvent) for s in super_ids]
             missing = [s for s, found in zip(super_ids, supers) if found is None]
             if missing:
-                raise ToolError(msg.BAD_ID.format(what="super event", node_id=missing[0],
+                raise ToolNotFound(msg.BAD_ID.format(what="super event", node_id=missing[0],
                                                   example="<video>/super_01", hint=msg.SUPER_HINT))
             vid = supers[0].video_id
         else:
@@ -246,7 +246,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         if super_id is not None:
             sup = self._lookup(super_id, SuperEvent)
             if sup is None:
-                raise ToolError(msg.BAD_ID.format(what="super event", node_id=super_id,
+                raise ToolNotFound(msg.BAD_ID.format(what="super event", node_id=super_id,
                                                   example="<video>/super_01", hint=msg.SUPER_HINT))
             macros = [m for m in self._outline(sup.video_id).macros if m.super_id == super_id
                       and (as_of is None or m.t_end <= as_of)]
@@ -259,7 +259,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         if as_of is not None:
             self._not_yet("macro event", [m for m in macros if m.t_end > as_of], as_of)
         if not macros:
-            raise ToolError(msg.BAD_ID.format(what="macro event", node_id=missing[0],
+            raise ToolNotFound(msg.BAD_ID.format(what="macro event", node_id=missing[0],
                                               example="<video>/macro_0003", hint=msg.MACRO_HINT))
         return MacroEvents(macros=[_macro_item(m, getattr(self._lookup(m.super_id, SuperEvent), "label", ""))
                                    for m in macros], missing=missing)
@@ -270,7 +270,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             raise ToolError(msg.SUPER_NOT_MACRO.format(node_id=macro_id))
         macro = self._lookup(macro_id, MacroEvent)
         if macro is None:
-            raise ToolError(msg.BAD_ID.format(what="macro event", node_id=macro_id,
+            raise ToolNotFound(msg.BAD_ID.format(what="macro event", node_id=macro_id,
                                               example="<video>/macro_0003", hint=msg.MACRO_HINT))
         if as_of is not None:
             self._not_yet("macro event", [macro] if macro.t_end > as_of else [], as_of)
@@ -315,7 +315,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         with self._reading() as g:
             node = g.get(node_id) if kind_of_id(node_id) is not None else None
             if node is None:
-                raise ToolError(msg.BAD_ID.format(what="node", node_id=node_id,
+                raise ToolNotFound(msg.BAD_ID.format(what="node", node_id=node_id,
                                                   example="<video>/macro_0003/evt_002", hint=msg.NODE_HINT))
             edges = g.edges(node_id, direction, labels=labels)
         kind = kind_of_id(node_id)

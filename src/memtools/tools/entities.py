@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from memtools.errors import ToolError
+from memtools.errors import ToolError, ToolNotFound
 from memtools.store.entity_index import EntityRow
 from memtools.tools import messages as msg
 from memtools.tools.entity_results import (
@@ -92,13 +92,13 @@ class EntityTools:
             if entity_id is not None:
                 row = index.get(entity_id) if ENTITY_ID.match(entity_id) else None
                 if row is None or (video_id is not None and row.video_id != video_id):
-                    raise ToolError(msg.BAD_ENTITY_ID.format(entity_id=entity_id))
+                    raise ToolNotFound(msg.BAD_ENTITY_ID.format(entity_id=entity_id))
                 rows = [row]
             else:
                 rows = index.by_name(name.strip(), video_id, limit=MAX_TIMELINES)
                 if not rows:
                     where = f" in {video_id}" if video_id else ""
-                    raise ToolError(msg.NO_ENTITY_NAME.format(name=name.strip(), where=where))
+                    raise ToolNotFound(msg.NO_ENTITY_NAME.format(name=name.strip(), where=where))
         rows.sort(key=lambda r: (r.video_id, r.t_first, r.id))
         timelines = [EntityTimelineItem(entity=_item(r, apps), appearances=apps)
                      for r in rows for apps in [_appearances(r, as_of)]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memtools.errors import ToolError
+from memtools.errors import ToolError, ToolNotFound
 from memtools.store.keyframe_index import FrameRow, frame_where
 from memtools.tools import messages as msg
 from memtools.tools.results import FrameItem, Frames
@@ -70,7 +70,7 @@ class FrameSearchTools:
         if frame_id is not None:
             found = table.frame(frame_id)
             if found is None:
-                raise ToolError(msg.NO_FRAME_VECTOR.format(frame_id=frame_id))
+                raise ToolNotFound(msg.NO_FRAME_VECTOR.format(frame_id=frame_id))
             vector = found[1]
             rows = [r for r in table.search(vector, top_k + 1, where) if r.id != frame_id][:top_k]
         else:
