@@ -138,7 +138,9 @@ async def test_generates_from_labelled_frames(tiny_model):
     prompt_ids = tokenizer(prompt.replace("<image>", "<image>" * IMAGE_TOKENS))["input_ids"]
     assert response.usage.prompt_tokens == len(prompt_ids)
     assert 1 <= response.usage.completion_tokens <= 6
-    assert response.finish_reason in ("stop", "length")
+    # a random tiny model: it either hits the token limit without an end token, or stops on one
+    assert response.finish_reason == ("length" if response.usage.completion_tokens == REQUEST.max_tokens
+                                       and not response.text.endswith(tokenizer.eos_token or "\0") else "stop")
     assert vlm.usage.calls == 1 and vlm.model_name
 
 

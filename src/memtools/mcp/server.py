@@ -104,7 +104,7 @@ def build_server(
     name: str = "memtools",
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
 ) -> MCPServer:
-    """The MCP server over ``memory``: nine read-only tools, resources, the ORA prompt.
+    """The MCP server over ``memory``: every tool of ``TOOL_SPECS`` (read-only), resources, the ORA prompt.
 
     ``memory`` is an open ``Memory`` (or ``MemoryTools``) or the path of a memory folder,
     opened on the first call. Run it with ``server.run()`` (stdio) or

@@ -1,4 +1,4 @@
-"""The tool core: nine operations over a memory, with arguments checked for an LLM caller.
+"""The tool core: the operations over a memory, with arguments checked for an LLM caller.
 
 ``MemoryTools(memory)`` is what every front end (CLI, MCP, LangChain, the ORA loop) wraps.
 Methods take plain arguments, return typed results (``render()`` for text) and raise

@@ -1,7 +1,7 @@
 """The tool catalogue: name, description an LLM can follow, and a typed argument model per tool.
 
 Every front end (CLI, MCP server, LangChain tools, the ORA loop) is generated from
-``TOOL_SPECS``, so the nine tools are described once.
+``TOOL_SPECS``, so each tool is described once (a new tool needs no change outside ``memtools.tools``).
 """
 
 from __future__ import annotations
