@@ -35,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ClauseEmbedder, markdown_table, offline, p50_p99  # noqa: E402
 from _synthetic import library, queries  # noqa: E402
 from build_throughput import make_video  # noqa: E402
-
 from memtools.build import BuildConfig, build_videos  # noqa: E402
 from memtools.embed import TestEmbedder  # noqa: E402
 from memtools.fleet import FleetOptions, build_fleet  # noqa: E402

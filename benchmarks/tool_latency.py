@@ -67,10 +67,10 @@ def memory_path(workdir: Path, hours: float, seed: int) -> Path:
 
 def build(hours: float, seed: int, workdir: Path, rebuild: bool, batch_hours: float) -> tuple[Path, dict]:
     """The memory for ``hours`` (reused when a finished build is there) and its build stats."""
-    import _synthetic
     import cv2
     import numpy as np
 
+    import _synthetic
     from memtools.embed import default_embedder
     from memtools.store import Memory
 
@@ -220,7 +220,6 @@ NAVIGATION = ("list_videos", "get_summary", "get_super_events", "get_macro_event
 
 def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int) -> dict[str, dict]:
     import _synthetic
-
     from memtools.embed import default_embedder
     from memtools.store import Memory
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from agent_helpers import OPTIONS, QUESTION, kitchen_memory
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 
+from agent_helpers import OPTIONS, QUESTION, kitchen_memory
 from memtools.agent import (
     ORAContext,
     ORAState,

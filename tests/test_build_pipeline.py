@@ -8,8 +8,8 @@ import random
 import re
 
 import pytest
-from build_helpers import dump_memory, scenes_video
 
+from build_helpers import dump_memory, scenes_video
 from memtools.build import BuildConfig, build_video
 from memtools.build.prompts import EXTRACT_SYSTEM, SEGMENT_SYSTEM
 from memtools.build.testing import ScriptedPerception

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from audio_video import tone, write_av_video
 from build_helpers import dump_memory
-
 from memtools.build import BuildConfig, build_video
 from memtools.build.testing import ScriptedPerception
 from memtools.cli import main

@@ -102,7 +102,6 @@ def test_captions_outside_the_duration_are_clipped():
 def test_youcook2_import_finds_the_onion_steps(tmp_path):
     """Acceptance: a real YouCook2 val import answers a paraphrased query with matching steps."""
     from conftest import SHARED_DATA
-
     from memtools.cli import main
 
     source = SHARED_DATA / "youcook2" / "val.json"

@@ -10,8 +10,8 @@ import threading
 import httpx
 import pytest
 import respx
-from agent_helpers import OPTIONS, QUESTION, kitchen_memory
 
+from agent_helpers import OPTIONS, QUESTION, kitchen_memory
 from memtools.cli import main
 
 pytest.importorskip("langchain_openai")

@@ -10,12 +10,12 @@ import httpx
 import numpy as np
 import pytest
 import respx
-from visual_support import colour_jpeg, tiny_clip_folder
 
 from memtools.embed import ImageEmbedder, TestImageEmbedder, image_embedder_for_name, image_embedder_from_spec
 from memtools.embed.clip import TransformersImageEmbedder
 from memtools.embed.openai_images import OpenAIImageEmbedder
 from memtools.errors import ConfigError, EmbeddingError
+from visual_support import colour_jpeg, tiny_clip_folder
 
 
 def test_the_colour_stub_ranks_the_named_colour_first():

@@ -8,10 +8,10 @@ import httpx
 import numpy as np
 import pytest
 import respx
-from test_embed import ONIONS, PARAPHRASE, UNRELATED, assert_unit_rows
 
 from memtools.embed import OpenAIEmbedder, TestEmbedder
 from memtools.errors import ConfigError, EmbeddingError
+from test_embed import ONIONS, PARAPHRASE, UNRELATED, assert_unit_rows
 
 # --- OpenAIEmbedder over a faked transport ------------------------------------------------
 

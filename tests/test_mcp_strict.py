@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 from mcp.types import TextContent
-from mcp_support import VALID_CALLS, shared_memory
 
+from mcp_support import VALID_CALLS, shared_memory
 from memtools.mcp import build_server
 from memtools.mcp.adapter import ERROR_KIND_META
 from memtools.tools import TOOL_SPECS

@@ -18,7 +18,6 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from synthetic_video import scene  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers  # noqa: E402
 from transformers import (  # noqa: E402
     BatchFeature,
@@ -33,6 +32,7 @@ from memtools.errors import ConfigError, PerceptionError  # noqa: E402
 from memtools.perception import PerceptionRequest, block_model_requests  # noqa: E402
 from memtools.perception.local import LocalVLM, select_device  # noqa: E402
 from memtools.video import encode_jpeg  # noqa: E402
+from synthetic_video import scene  # noqa: E402
 
 SPECIAL = ["<pad>", "<unk>", "<s>", "</s>", "<image>"]
 SIDE, PATCH = 32, 8

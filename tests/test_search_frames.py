@@ -8,7 +8,6 @@ import base64
 import pytest
 from mcp import Client
 from mcp.types import ImageContent, ResourceLink, TextContent
-from visual_support import coloured_graph, colour_jpeg, tiny_clip_folder
 
 from memtools.embed import TestEmbedder, TestImageEmbedder
 from memtools.embed.clip import TransformersImageEmbedder
@@ -20,6 +19,7 @@ from memtools.store import Memory
 from memtools.store.graph import KuzuGraph
 from memtools.tools import TOOL_SPECS, MemoryTools
 from memtools.tools.frames_search import FrameMatches
+from visual_support import colour_jpeg, coloured_graph, tiny_clip_folder
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +159,6 @@ def test_langchain_gives_image_blocks_and_the_hits_as_artifact(colour_memory):
 
 def test_memtools_build_with_an_image_embedder_makes_frames_searchable(tmp_path, capsys):
     from build_helpers import scenes_video
-
     from memtools.cli import main
 
     video = scenes_video(tmp_path / "clip.mp4", seconds=40)

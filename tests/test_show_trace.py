@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 import respx
-from show_support import HAVE_CHROMIUM, NO_CHROMIUM, chromium, console_errors, page_data
-from test_cli_ask_eval import BASE, FakeLLM, ask_argv, calls, completion, run_eval_cli, write_questions
 
 from memtools.cli import main
 from memtools.show.trace import node_ids, steps
+from show_support import HAVE_CHROMIUM, NO_CHROMIUM, chromium, console_errors, page_data
+from test_cli_ask_eval import BASE, FakeLLM, ask_argv, calls, completion, run_eval_cli, write_questions
 
 pytest.importorskip("langchain_openai")
 

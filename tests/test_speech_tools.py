@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_tools_golden import assert_golden
 
 from memtools.embed.testing import TestEmbedder
 from memtools.errors import ToolError
@@ -15,6 +14,8 @@ from memtools.store import Memory
 from memtools.testing import kitchen_graph, with_speech
 from memtools.tools import TOOL_SPECS, MemoryTools
 from memtools.tools.transcript import TRANSCRIPT_LINES
+from test_tools_golden import assert_golden
+
 
 @pytest.fixture(scope="module")
 def tools(tmp_path_factory):

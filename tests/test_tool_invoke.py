@@ -4,8 +4,8 @@ arguments), and ``MemoryTools.keyframe``, the lookup behind the MCP keyframe res
 from __future__ import annotations
 
 import pytest
-from mcp_support import VALID_CALLS, jpeg, shared_memory
 
+from mcp_support import VALID_CALLS, jpeg, shared_memory
 from memtools.errors import ToolError, ToolNotFound
 from memtools.store import Memory
 from memtools.tools import TOOL_SPECS, Frames, MemoryTools

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synthetic_video import STORY, STORY_FPS, blurred, noisy, pan, scene, story_frames, write_video
 
 from memtools.video import (
     AnalyzedFrame,
@@ -28,6 +27,7 @@ from memtools.video import (
     ssim,
     uniform_times,
 )
+from synthetic_video import STORY, STORY_FPS, blurred, noisy, pan, scene, story_frames, write_video
 
 GOLDEN = Path(__file__).parent / "golden" / "video_keyframes.json"
 UPDATE_GOLDEN = os.environ.get("MEMTOOLS_UPDATE_GOLDEN") == "1"

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import numpy as np
 
-from memtools.embed.base import normalize
 from memtools.costs import Tally, tokens_from_usage
+from memtools.embed.base import normalize
 from memtools.errors import ConfigError, EmbeddingError
 
 # Dimensions of well-known models, so that ``dim`` needs no request for them.

@@ -25,8 +25,15 @@ from typing import Any
 
 from pydantic import Field
 
-from memtools.build.bundle import BuildFolder, VideoBundle, aperceive_video, build_state, is_built, start_fresh
-from memtools.build.bundle import write_bundle
+from memtools.build.bundle import (
+    BuildFolder,
+    VideoBundle,
+    aperceive_video,
+    build_state,
+    is_built,
+    start_fresh,
+    write_bundle,
+)
 from memtools.build.config import BuildConfig
 from memtools.build.pipeline import resolve_video_id
 from memtools.build.report import BuildSummary, VideoReport

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from string import Template
 from typing import Any
@@ -33,7 +33,7 @@ MAX_KEY_ENTITIES = 8
 SCRIPTS = ("dom.js", "draw.js", "pages.js")  # joined inside one function scope by page.html
 
 
-@lru_cache(maxsize=None)
+@cache
 def asset(name: str) -> str:
     return (resources.files("memtools.show") / "assets" / name).read_text(encoding="utf-8")
 

@@ -30,7 +30,11 @@ from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
 from memtools.schema import Video
+from memtools.store import integrity
+from memtools.store.entity_index import EntityIndex
 from memtools.store.graph import KuzuGraph
+from memtools.store.keyframe_index import KeyframeIndex
+from memtools.store.location import check_same_tables, check_tables_uri, tables_location
 from memtools.store.manifest import (
     MANIFEST,
     EmbedderInfo,
@@ -38,13 +42,9 @@ from memtools.store.manifest import (
     read_manifest,
     write_manifest,
 )
-from memtools.store.entity_index import EntityIndex
-from memtools.store.location import check_same_tables, check_tables_uri, tables_location
 from memtools.store.outline import Outline
-from memtools.store import integrity
 from memtools.store.vectors import LanceIndex
 from memtools.store.writes import MemoryWrites
-from memtools.store.keyframe_index import KeyframeIndex
 
 log = logging.getLogger(__name__)
 

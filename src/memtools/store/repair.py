@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memtools.store import integrity
+from memtools.store.entities import entity_rows
 from memtools.store.graph import KuzuGraph
 from memtools.store.keyframe_check import repair_keyframes
 from memtools.store.manifest import VideoEntry, now, read_manifest, write_manifest
-from memtools.store.entities import entity_rows
 from memtools.store.payload import index_rows
 
 if TYPE_CHECKING:

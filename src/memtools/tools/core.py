@@ -26,6 +26,7 @@ from memtools.schema import (
 from memtools.store import EdgeRow, Memory
 from memtools.store.outline import Outline
 from memtools.tools import messages as msg
+from memtools.tools.entities import EntityTools
 from memtools.tools.frames import inspect_window
 from memtools.tools.frames_search import FrameSearchTools
 from memtools.tools.results import (
@@ -45,11 +46,10 @@ from memtools.tools.results import (
     VideoItem,
     VideoList,
 )
-from memtools.tools.entities import EntityTools
 from memtools.tools.search import SearchConfig
 from memtools.tools.searching import TOP_K_MAX, SearchTools, check_as_of
-from memtools.tools.transcript import TranscriptTools
 from memtools.tools.text import brief, hms
+from memtools.tools.transcript import TranscriptTools
 
 LIST_LIMIT, LIST_MAX = 50, 200  # list_videos page size: default, most
 MAX_IDS = 50

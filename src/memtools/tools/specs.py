@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memtools.tools.frames_search import FRAMES_TOP_K, FRAMES_TOP_K_MAX
 from memtools.tools.core import LIST_LIMIT, LIST_MAX, MAX_FRAMES, MAX_IDS, TOP_K_MAX, MemoryTools
+from memtools.tools.frames_search import FRAMES_TOP_K, FRAMES_TOP_K_MAX
 from memtools.tools.invoke import ToolOutcome, invoke, parse_arguments
 
 VideoId = Annotated[str | None, Field(
