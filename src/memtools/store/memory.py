@@ -29,7 +29,7 @@ from pathlib import Path
 from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
-from memtools.schema import Video
+from memtools.schema import MacroEvent, SuperEvent, Video
 from memtools.store import integrity
 from memtools.store.entity_index import EntityIndex
 from memtools.store.graph import KuzuGraph
@@ -256,7 +256,9 @@ class Memory(MemoryWrites):
                 if not isinstance(video, Video):
                     return None
                 supers, macros = tuple(g.supers(video_id)), tuple(g.macros_of_video(video_id))
-            outline = Outline(video, supers, macros, {n.id: n for n in (*supers, *macros)})
+            by_id: dict[str, SuperEvent | MacroEvent] = {s.id: s for s in supers}
+            by_id.update({m.id: m for m in macros})
+            outline = Outline(video, supers, macros, by_id)
             self._outlines[video_id] = outline
             return outline
 

@@ -176,6 +176,13 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         except MemoryBusy as exc:
             raise ToolBusy(msg.BUSY) from exc
 
+    def _known_outline(self, video_id: str) -> Outline:
+        """The outline of a video ``_video_id`` accepted; one the graph lacks reads as an unknown video."""
+        outline = self._outline(video_id)
+        if outline is None:
+            raise ToolNotFound(msg.UNKNOWN_VIDEO.format(video_id=video_id, some=", ".join(self.memory.video_ids()[:5])))
+        return outline
+
     def _lookup(self, node_id: str, kind: type):
         """A super or macro event by id, from its video's cached outline (None if absent)."""
         outline = self._outline(node_id.split("/", 1)[0]) if "/" in node_id else None
@@ -185,9 +192,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
     def get_summary(self, video_id: str | None = None, as_of_sec: float | None = None) -> Summary:
         as_of = check_as_of(as_of_sec)
         vid = self._video_id(video_id)
-        outline = self._outline(vid)
-        if outline is None:
-            raise ToolNotFound(msg.UNKNOWN_VIDEO.format(video_id=vid, some=", ".join(self.memory.video_ids()[:5])))
+        outline = self._known_outline(vid)
         video = outline.video
         counts: dict[str, int] = {}
         for m in outline.macros:
@@ -220,10 +225,10 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             vid = supers[0].video_id
         else:
             vid = self._video_id(video_id)
-            supers = list(self._outline(vid).supers)
+            supers = list(self._known_outline(vid).supers)
         children: dict[str, list[str]] = {}
         for video in dict.fromkeys(s.video_id for s in supers):
-            for m in self._outline(video).macros:
+            for m in self._known_outline(video).macros:
                 if as_of is None or m.t_end <= as_of:
                     children.setdefault(m.super_id, []).append(m.id)
         if as_of is not None:
@@ -248,9 +253,10 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             if sup is None:
                 raise ToolNotFound(msg.BAD_ID.format(what="super event", node_id=super_id,
                                                   example="<video>/super_01", hint=msg.SUPER_HINT))
-            macros = [m for m in self._outline(sup.video_id).macros if m.super_id == super_id
+            macros = [m for m in self._known_outline(sup.video_id).macros if m.super_id == super_id
                       and (as_of is None or m.t_end <= as_of)]
             return MacroEvents(macros=[_macro_item(m, sup.label) for m in macros])
+        macro_ids = list(macro_ids or [])  # given: checked above
         if len(macro_ids) > MAX_IDS:
             raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(macro_ids)))
         found = [self._lookup(m, MacroEvent) for m in macro_ids]
@@ -292,7 +298,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
     def search_by_time(self, start_sec: float, end_sec: float, video_id: str | None = None,
                        as_of_sec: float | None = None) -> TimeResult:
         vid, as_of = self._time_window(start_sec, end_sec, video_id, as_of_sec)
-        outline = self._outline(vid)
+        outline = self._known_outline(vid)
         macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec
                   and (as_of is None or m.t_end <= as_of)]
         said = self._said(vid, start_sec, end_sec, as_of) if macros else {}
@@ -331,7 +337,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         self._check_window(start_sec, end_sec)
         _range("max_frames", max_frames, 1, MAX_FRAMES)
         vid = self._video_id(video_id)
-        outline = self._outline(vid)
+        outline = self._known_outline(vid)
         video = outline.video
         macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec]
         with self._reading() as g:

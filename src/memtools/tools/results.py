@@ -49,7 +49,8 @@ class VideoList(_Result):
             head.append(f"{total} video(s):")
         else:
             head.append(f"Videos {self.offset + 1}-{self.offset + len(self.videos)} of {total}{matching}:")
-        lines, used = [], sum(len(h) + 1 for h in head)
+        lines: list[str] = []
+        used = sum(len(h) + 1 for h in head)
         for v in self.videos:
             line = (f"- {v.video_id} [{hms(0)}-{hms(v.duration)}] {clip(v.title, 80) or '(untitled)'}"
                     + ("" if v.status == "ready" else f" ({v.status})"))
