@@ -188,7 +188,7 @@ def render_costs(rows: Iterable[CostRow], prices: PriceTable) -> str:
     for row in rows:
         by_video[row.video_id].append(row)
     lines = ["video                              calls   tokens in  tokens out   cost"]
-    total, unpriced = 0.0, set()
+    total, unpriced = 0.0, set[str]()
 
     def money(items: list[CostRow]) -> str:
         costs = [prices.cost(r.model, r.tally) for r in items]

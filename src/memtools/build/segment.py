@@ -151,10 +151,11 @@ def _merge_short(episodes: list[Span], min_len: float, note) -> list[Span]:
         e = out[i]
         prev = out[i - 1] if i > 0 else None
         nxt = out[i + 1] if i + 1 < len(out) else None
-        if nxt is None or (prev is not None and prev.length <= nxt.length):
+        if prev is not None and (nxt is None or prev.length <= nxt.length):
             prev.t_end = e.t_end
             note("repaired", f"merged the {e.length:.1f}s episode {e.title!r} into {prev.title!r}")
         else:
+            assert nxt is not None  # two episodes or more: a first one has a next
             nxt.t_start = e.t_start
             note("repaired", f"merged the {e.length:.1f}s episode {e.title!r} into {nxt.title!r}")
         del out[i]

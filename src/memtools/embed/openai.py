@@ -125,7 +125,7 @@ class OpenAIEmbedder:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+    def _embed_batch(self, texts: list[str] | list[dict[str, str]]) -> np.ndarray:
         body = {"model": self.model, "input": texts, "encoding_format": "float"}
         response = self._post(body)
         try:

@@ -167,9 +167,8 @@ class SubgraphReader:
     # --- nodes --------------------------------------------------------------------------
 
     def _entity(self, ours: str, local: str, raw: dict[str, Any]) -> bool:
-        name: str | None = val.text(raw.get("name"))
-        if name.lower() in val.NO_NAME:
-            name = None
+        given = val.text(raw.get("name"))
+        name = None if given.lower() in val.NO_NAME else given
         description = val.text(raw.get("description"))
         if name is None and not description:
             self.report.drop("entity without name or description")
@@ -177,7 +176,7 @@ class SubgraphReader:
         kind, known = val.entity_type(raw.get("entity_type"))
         if not known:
             self.report.repair(f"entity_type {val.text(raw.get('entity_type')) or '(none)'} read as OBJECT")
-        grounding = raw.get("visual_grounding") if isinstance(raw.get("visual_grounding"), dict) else {}
+        grounding = val.mapping(raw.get("visual_grounding"))
         t = val.num(grounding.get("primary_time_sec", grounding.get("primary_time")))
         primary = self._point(t) if t is not None else None
         attributes = val.attributes(raw.get("attributes"))

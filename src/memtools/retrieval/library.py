@@ -109,7 +109,9 @@ def rank_moments(hits: Sequence[Hit], config: SearchConfig, kinds: Sequence[str]
         # Candidates close to the best hit go first, at most per_video of each video; a video far
         # behind does not push a better video's next moment down.
         close = moments[0].score - config.diversity_margin
-        first, rest, seen = [], [], defaultdict(int)
+        first: list[Moment] = []
+        rest: list[Moment] = []
+        seen: defaultdict[str, int] = defaultdict(int)
         for m in moments:
             (first if m.score >= close and seen[m.video_id] < config.per_video else rest).append(m)
             seen[m.video_id] += 1

@@ -89,6 +89,8 @@ class KuzuGraph:
 
         self.path = Path(path)
         self.read_only = read_only
+        self._db: kuzu.Database | None = None
+        self._conn: kuzu.Connection | None = None
         try:
             self._db = kuzu.Database(
                 str(self.path), read_only=read_only, buffer_pool_size=buffer_pool_mb * 1024 * 1024
@@ -122,9 +124,11 @@ class KuzuGraph:
             raise StoreError("graph store is closed")
         try:
             result = self._conn.execute(query, params or {})
+            if isinstance(result, list):  # one result per statement; memtools runs one statement at a time
+                raise StoreError(f"expected one statement, got {len(result)}: {query[:80]!r}")
             rows = result.get_all()
             result.close()
-            return rows
+            return rows  # type: ignore[return-value]  # kuzu types rows as list | dict; ours are lists
         except RuntimeError as exc:
             raise translate(exc, "running a query") from exc
 

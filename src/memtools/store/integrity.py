@@ -153,7 +153,7 @@ class GuardedIndex(LanceIndex):
         self.memory_path = memory_path or Path(path).parent
 
     def nodes(self, create: bool = False):
-        if not create and self._nodes is None and not self.remote and not (self.path / NODES_TABLE).is_dir():
+        if not create and self._nodes is None and not self.remote and not (Path(self.path) / NODES_TABLE).is_dir():
             return None
         return super().nodes(create)
 

@@ -13,6 +13,7 @@ import math
 import shutil
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtools.store.keyframe_index import TABLE, KeyframeIndex
@@ -70,13 +71,15 @@ def repair_keyframes(memory: Memory, kuzu: KuzuGraph, problems: list[Problem], d
     if not damage or manifest.image_embedder is None:
         return
     embedder = memory.image_embedder
+    if embedder is None:  # the manifest names one, so the memory loads it; kept for the type checker
+        return
     table = KeyframeIndex(memory.vectors_unchecked, manifest.image_embedder.dim)
     ready = sorted(v for v, e in manifest.videos.items() if e.status == "ready")
     if any(p.video_id == "" for p in damage):  # unreadable or wrong dimension: start the table afresh
         try:
             table.restore(None)
         except Exception:
-            shutil.rmtree(memory.vectors_unchecked.path / f"{TABLE}.lance", ignore_errors=True)
+            shutil.rmtree(Path(memory.vectors_unchecked.path) / f"{TABLE}.lance", ignore_errors=True)
         table._table = None
         todo = ready
     else:

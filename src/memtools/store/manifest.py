@@ -96,7 +96,7 @@ def _reason(exc: Exception) -> str:
         return f"{where}: {error['msg']}" if where else error["msg"]
     if isinstance(exc, UnicodeDecodeError):
         return "not UTF-8 text"
-    return exc.strerror or str(exc)
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
 def write_manifest(folder: Path, manifest: Manifest) -> None:

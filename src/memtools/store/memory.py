@@ -58,6 +58,10 @@ WRITE_BUFFER_MB = 512   # kuzu buffer pool of a writer: a batch must fit before 
 class Memory(MemoryWrites):
     """A memory folder. Use ``Memory.open`` / ``Memory.create``; close it (or use ``with``)."""
 
+    # Caches of ``store.integrity``'s checks: (manifest, searchable rows) and (generation, stamp) checked.
+    _expected_rows: tuple[Manifest, int] | None = None
+    _vectors_checked: tuple[int, int] | None = None
+
     def __init__(self, path: Path, manifest: Manifest, embedder: Embedder | None, *,
                  busy_timeout: float = 3.0, write_timeout: float = 60.0, idle_release: float = 1.0,
                  image_embedder: ImageEmbedder | None = None) -> None:

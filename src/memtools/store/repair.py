@@ -24,6 +24,7 @@ import logging
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtools.store import integrity
@@ -130,7 +131,7 @@ def _rebuild_vectors(memory: Memory, kuzu: KuzuGraph, ready: list[str], damage: 
             index.restore(None)  # drop the table
         except Exception:  # a damaged table may not even drop: remove its folder
             if not index.remote:
-                shutil.rmtree(index.path / integrity.NODES_TABLE, ignore_errors=True)
+                shutil.rmtree(Path(index.path) / integrity.NODES_TABLE, ignore_errors=True)
         index._nodes = None
         todo, stale = ready, []
     else:

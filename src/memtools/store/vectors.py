@@ -109,7 +109,7 @@ class LanceIndex:
         self.remote = is_remote(path)  # object storage (memtools.store.location): a URI, not a folder
         self.path = path if self.remote else Path(path)
         self.dim = dim
-        self._connection = None
+        self._connection: Any = None  # a lancedb connection, made on first use
         self._nodes = None
         self._ann: bool | None = None  # whether the nodes table has a vector index (cached)
         self._version: int | None = None
@@ -252,9 +252,12 @@ class LanceIndex:
         table = self.nodes()
         if table is None or limit <= 0:
             return []
+        if vector is None and mode != "fulltext":
+            raise StoreError(f"a {mode} search needs a query vector")
+        values = None if vector is None else vector.tolist()
         try:
             if mode == "vector":
-                query = table.search(vector.tolist(), vector_column_name="vector").distance_type("cosine")
+                query = table.search(values, vector_column_name="vector").distance_type("cosine")
                 score_key = "_distance"
             elif mode == "fulltext":
                 query = table.search(text, query_type="fts")
@@ -262,7 +265,7 @@ class LanceIndex:
             else:
                 from lancedb.rerankers import RRFReranker
 
-                query = (table.search(query_type="hybrid").vector(vector.tolist()).text(text)
+                query = (table.search(query_type="hybrid").vector(values).text(text)
                          .distance_type("cosine").rerank(RRFReranker()))
                 score_key = "_relevance_score"
             if mode != "fulltext" and self._has_ann:
