@@ -85,7 +85,8 @@ async def aperceive_video(folder: BuildFolder | str | os.PathLike, vlm: VLM, sou
     progress = progress or Progress()
     started = time.monotonic()
     path = Path(source).resolve()
-    info = info or await asyncio.to_thread(probe, path)
+    if info is None:
+        info = await asyncio.to_thread(probe, path)
     report = VideoReport(video_id=video_id, source=str(path), duration=info.duration)
     state = build_state(info.content_hash, config)
     checkpoints = Checkpoints(folder.work_dir(video_id))

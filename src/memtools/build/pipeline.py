@@ -101,11 +101,13 @@ class _VideoBuild:
             await self.frames.finish()
         finally:
             self.frames.stop()
-        keyframes = keyframes if writer is None else writer.stored
+        keyframes = writer.stored if writer is not None else (keyframes or [])
         self.progress.finish("keyframes")
         chunk_results, root_result = await self._aggregate(extracted)
         graph = assemble(self.video_id, self.info, self.source, extracted, chunk_results, root_result, keyframes)
-        for item in [*self.windows, *extracted, *chunk_results, *([root_result] if root_result else [])]:
+        results: list[Window | Extracted | agg.ChunkResult | agg.RootResult] = [
+            *self.windows, *extracted, *chunk_results, *([root_result] if root_result else [])]
+        for item in results:
             self.report.issues += item.issues
         self.report.counts = {"super": len(graph.supers), "macro": len(graph.macros),
                               "entity": len(graph.entities), "event": len(graph.events), "ocr": len(graph.ocr),
@@ -285,7 +287,8 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
     progress = progress or Progress()
     started = time.monotonic()
     path = Path(source).resolve()
-    info = info or await asyncio.to_thread(probe, path)
+    if info is None:
+        info = await asyncio.to_thread(probe, path)
     vid = resolve_video_id(path, video_id)
     report = VideoReport(video_id=vid, source=str(path), duration=info.duration)
     progress.start_video(vid, progress.video_index, report.usage)

@@ -46,7 +46,7 @@ class ScriptedPerception:
     def segment(self, request: PerceptionRequest) -> str:
         match = _STRETCH.search(request.prompt)
         assert match, "not a segmentation prompt"
-        start, end = (parse_seconds(g) for g in match.groups())
+        start, end = (parse_seconds(g) or 0.0 for g in match.groups())
         episodes = []
         t = start
         while t < end - 1e-6:

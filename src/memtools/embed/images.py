@@ -102,8 +102,9 @@ def image_embedder_from_spec(spec: str, *, base_url: str | None = None, api_key_
     if kind == "openai" and arg:
         from memtools.embed.openai_images import OpenAIImageEmbedder
 
-        options = {} if base_url is None else {"base_url": base_url}
-        return OpenAIImageEmbedder(arg, api_key_env=api_key_env, **options)
+        if base_url is None:
+            return OpenAIImageEmbedder(arg, api_key_env=api_key_env)
+        return OpenAIImageEmbedder(arg, api_key_env=api_key_env, base_url=base_url)
     raise ConfigError(f"unknown image embedder spec {spec!r}; use one of: {', '.join(IMAGE_SPEC_FORMS)}")
 
 

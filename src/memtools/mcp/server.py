@@ -43,20 +43,24 @@ class LazyTools:
     """
 
     def __init__(self, memory: Memory | MemoryTools | str | os.PathLike) -> None:
-        self._source = memory
-        self._tools = memory if isinstance(memory, MemoryTools) else None
-        if isinstance(memory, Memory):
+        self._tools: MemoryTools | None = None
+        self._folder = Path()  # the folder to open on first use, when no open memory was given
+        if isinstance(memory, MemoryTools):
+            self._tools = memory
+        elif isinstance(memory, Memory):
             self._tools = MemoryTools(memory)
+        else:
+            self._folder = Path(memory)
         self._lock = threading.Lock()
 
     @property
     def path(self) -> Path:
-        return self._tools.memory.path if self._tools is not None else Path(self._source)
+        return self._tools.memory.path if self._tools is not None else self._folder
 
     def __call__(self) -> MemoryTools:
         with self._lock:
             if self._tools is None:
-                self._tools = MemoryTools(Memory.open(self._source))
+                self._tools = MemoryTools(Memory.open(self._folder))
                 log.info("opened memory %s", self._tools.memory.path)
             return self._tools
 

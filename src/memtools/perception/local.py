@@ -106,6 +106,8 @@ class LocalVLM(BaseVLM):
             from transformers import AutoModelForImageTextToText, AutoProcessor
         except ImportError as exc:  # pragma: no cover - transformers is a core dependency
             raise ConfigError(f"the local VLM needs transformers: {_INSTALL_HINT}") from exc
+        if self.model_id is None:  # pragma: no cover - the constructor requires a model id without model=
+            raise ConfigError("LocalVLM needs a model id or path to load")
         device = select_device(self.device_preference)
         dtype = _auto_dtype(device) if self.dtype == "auto" else self.dtype
         try:
@@ -115,7 +117,8 @@ class LocalVLM(BaseVLM):
             )
         except (OSError, ValueError, ImportError) as exc:
             raise PerceptionError(f"cannot load local model {self.model_id!r}: {exc}") from exc
-        self._model, self._processor = model.to(device).eval(), processor
+        # transformers types ``to`` through a decorator whose signature mypy reads as unbound
+        self._model, self._processor = model.to(device).eval(), processor  # type: ignore[arg-type]
         return self._model, self._processor
 
     def build_messages(self, request: PerceptionRequest) -> list[dict[str, Any]]:

@@ -15,6 +15,10 @@ class _Result(BaseModel):
         return self.render()
 
 
+ToolResult = _Result
+"""The base of every tool's result: a pydantic model with ``render()`` (the text the model reads)."""
+
+
 class VideoItem(BaseModel):
     video_id: str
     title: str
