@@ -126,8 +126,8 @@ def search_rows(work: Path, hours: float, n_queries: int) -> list[list[object]]:
                 tools.search_nodes(asks[0])  # open the tables and the graph once
                 vectors = {q: model.embed_query(q) for q in asks}
                 index = memory.vectors
-                calls = [("search_nodes (default preset)", lambda q: tools.search_nodes(q, top_k=10))]
-                calls += [(f"lance {mode}", lambda q, m=mode: index.search(m, vectors[q], q, 10, None))
+                calls = [("search_nodes (default preset)", lambda q, t=tools: t.search_nodes(q, top_k=10))]
+                calls += [(f"lance {mode}", lambda q, m=mode, ix=index, vs=vectors: ix.search(m, vs[q], q, 10, None))
                           for mode in ("vector", "fulltext", "hybrid")]
                 for what, call in calls:
                     times = []

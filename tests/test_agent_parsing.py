@@ -153,7 +153,8 @@ def test_notes_stay_within_budget_newest_kept_whole():
 def test_round_prompt_is_bounded_whatever_the_history():
     clues = [{"round": i, "source": "get_subgraph(macro_id='v/macro_0001')", "text": "k" * 800} for i in range(40)]
     state = {"question": "Q?", "options": OPTIONS, "scope": ["v"], "round": 11, "useful_info": clues,
-             "exploration": {"queries": ["'q'"] * 50, "calls": [], "macros_opened": [f"v/macro_{i:04d}" for i in range(60)],
+             "exploration": {"queries": ["'q'"] * 50, "calls": [],
+                             "macros_opened": [f"v/macro_{i:04d}" for i in range(60)],
                              "macros_found": [f"v/macro_{i:04d}" for i in range(200)]},
              "observation": "line\n" * 5000, "observation_source": "search_nodes(query='q')"}
     prompt = round_prompt(state, 12, observation_chars=6000, notes_chars=4500)

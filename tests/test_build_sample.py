@@ -64,7 +64,8 @@ def test_a_regenerated_sample_video_reproduces_the_recorded_requests(tmp_path):
     # the ball and the boxes, with the times they appear and what they do (issue 8)
     assert "A red rubber ball" in ball and "[0:01:20-0:02:10]" in ball
     assert "-PERFORMS-> evt_002 [0:01:40-0:01:41] hits the stack of boxes" in ball
-    assert "A stack of three brown cardboard boxes" in boxes and "-PERFORMS-> evt_003 [0:01:40-0:01:44] falls over" in boxes
+    assert "A stack of three brown cardboard boxes" in boxes
+    assert "-PERFORMS-> evt_003 [0:01:40-0:01:44] falls over" in boxes
 
 
 @pytest.mark.slow

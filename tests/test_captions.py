@@ -122,7 +122,7 @@ def test_youcook2_import_finds_the_onion_steps(tmp_path):
         top = result.hits[0]
         steps = subset[top.video_id]
         assert any(abs(s - top.t_start) < 1 and "onion" in t.lower()
-                   for (s, _), t in zip(steps["timestamps"], steps["sentences"])) or top.kind != "event"
+                   for (s, _), t in zip(steps["timestamps"], steps["sentences"], strict=False)) or top.kind != "event"
         assert tools.get_summary(top.video_id).supers
         assert tools.get_subgraph(top.macro_id or top.id).events
         assert tools.search_by_time(0, 60, video_id=top.video_id).matches

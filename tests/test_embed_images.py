@@ -55,7 +55,8 @@ def trained_clip(tmp_path_factory):
 def test_tiny_clip_embeds_images_and_text_by_path(trained_clip):
     embedder = TransformersImageEmbedder(trained_clip, batch_size=2)
     assert isinstance(embedder, ImageEmbedder)
-    assert embedder.name == str(trained_clip.resolve()) and embedder.dim == 16 and embedder._loaded is None  # dim from config.json
+    assert embedder.name == str(trained_clip.resolve())
+    assert embedder.dim == 16 and embedder._loaded is None  # dim from config.json
     images = [colour_jpeg(c, square=True) for c in ("red", "blue", "green", "yellow", "red")]
     vectors = embedder.embed_images(images)
     assert vectors.shape == (5, 16) and vectors.dtype == np.float32 and embedder.device == "cpu"

@@ -65,7 +65,8 @@ class TinyLlavaProcessor:
         self.calls: list[tuple[str, int]] = []
 
     def apply_chat_template(self, messages, *, add_generation_prompt: bool, tokenize: bool) -> str:
-        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=tokenize)
+        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt,
+                                                  tokenize=tokenize)
 
     def __call__(self, *, text: str, images=None, return_tensors: str = "pt") -> BatchFeature:
         images = images or []
@@ -87,7 +88,8 @@ def tiny_model():
     tokenizer = tiny_tokenizer()
     config = LlavaConfig(
         vision_config=CLIPVisionConfig(
-            hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=SIDE, patch_size=PATCH
+            hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=SIDE,
+            patch_size=PATCH
         ),
         text_config=LlamaConfig(
             vocab_size=len(tokenizer),
@@ -113,7 +115,8 @@ def jpeg(k: int) -> bytes:
     return encode_jpeg(scene(k))
 
 
-REQUEST = PerceptionRequest(prompt="What happens?", frames=[(1.0, jpeg(0)), (62.0, jpeg(1))], system="Be brief.", max_tokens=6)
+REQUEST = PerceptionRequest(prompt="What happens?", frames=[(1.0, jpeg(0)), (62.0, jpeg(1))], system="Be brief.",
+                            max_tokens=6)
 
 
 async def test_generates_from_labelled_frames(tiny_model):

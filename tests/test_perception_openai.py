@@ -22,7 +22,8 @@ JPEG_B = b"\xff\xd8\xff\xe0fake-jpeg-b"
 FAST = RetryPolicy(max_attempts=3, backoff_base=0.5, backoff_max=4.0, jitter=0.5)
 
 
-def completion(text: str = "a person opens a door", prompt_tokens: int = 100, completion_tokens: int = 7) -> httpx.Response:
+def completion(text: str = "a person opens a door", prompt_tokens: int = 100,
+               completion_tokens: int = 7) -> httpx.Response:
     return httpx.Response(
         200,
         json={
@@ -102,7 +103,8 @@ async def test_success_sends_labelled_images_and_parses_the_answer(router, monke
         ({"json_mode": True}, {"type": "json_object"}),
         (
             {"json_schema": {"title": "Macro events", "type": "object"}},
-            {"type": "json_schema", "json_schema": {"name": "Macro_events", "schema": {"title": "Macro events", "type": "object"}}},
+            {"type": "json_schema",
+             "json_schema": {"name": "Macro_events", "schema": {"title": "Macro events", "type": "object"}}},
         ),
     ],
 )
@@ -262,6 +264,7 @@ def test_backoff_doubles_and_is_capped():
 def test_parse_retry_after():
     assert parse_retry_after(httpx.Headers({"Retry-After": "7"})) == 7.0
     assert parse_retry_after(httpx.Headers({"retry-after-ms": "1500", "Retry-After": "9"})) == 1.5
-    assert parse_retry_after(httpx.Headers({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}), now=lambda: 1445412470.0) == 10.0
+    date = httpx.Headers({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})
+    assert parse_retry_after(date, now=lambda: 1445412470.0) == 10.0
     assert parse_retry_after(httpx.Headers({"Retry-After": "soon"})) is None
     assert parse_retry_after(httpx.Headers({})) is None

@@ -181,7 +181,8 @@ async def test_complete_sync_inside_a_running_loop():
 
 
 def test_vlm_from_spec(tmp_path):
-    vlm = vlm_from_spec("openai:qwen2.5-vl", base_url="http://localhost:8000/v1/", api_key_env="LOCAL_KEY", concurrency=3)
+    vlm = vlm_from_spec("openai:qwen2.5-vl", base_url="http://localhost:8000/v1/", api_key_env="LOCAL_KEY",
+                        concurrency=3)
     assert isinstance(vlm, OpenAIVLM)
     assert (vlm.model_name, vlm.url, vlm.api_key_env, vlm.concurrency) == (
         "qwen2.5-vl",

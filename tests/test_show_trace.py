@@ -13,7 +13,8 @@ from test_cli_ask_eval import BASE, FakeLLM, ask_argv, calls, completion, run_ev
 pytest.importorskip("langchain_openai")
 
 SCRIPT = [
-    completion(calls("search_nodes", useful_info="fire phase: kitchen/super_01", query="the cook covers the burning pan")),
+    completion(calls("search_nodes", useful_info="fire phase: kitchen/super_01",
+                     query="the cook covers the burning pan")),
     completion(calls("get_subgraph", useful_info="evt_002 in kitchen/macro_0002 covers the pan",
                      macro_id="kitchen/macro_0002")),
     completion(calls("answer", useful_info="kitchen/macro_0002/evt_002: the cook smothers the fire with a lid",

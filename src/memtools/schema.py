@@ -304,7 +304,8 @@ class VideoGraph(_Model):
                 continue
             if not joins(e.category, e.label, src, dst):
                 problems.append(
-                    f"edge {e.source} -{e.label}-> {e.target}: {e.category.value} edges do not join {src.value}->{dst.value}"
+                    f"edge {e.source} -{e.label}-> {e.target}: {e.category.value} edges do not join "
+                    f"{src.value}->{dst.value}"
                 )
         if problems:
             shown = "; ".join(problems[:10])

@@ -57,7 +57,8 @@ _GROUPS = {"navigation": "Hierarchical navigation", "search": "Precise search", 
            "inspect": "Visual inspection"}
 
 
-_DROP_KEYS = {"title", "maxLength", "maxItems", "additionalProperties"}  # validation still happens on our side, with TOOL_SPECS
+# validation still happens on our side, with TOOL_SPECS
+_DROP_KEYS = {"title", "maxLength", "maxItems", "additionalProperties"}
 
 
 def compact_schema(schema: Any) -> Any:
@@ -146,7 +147,8 @@ def render_call(tool: str, args: dict[str, Any], limit: int = 90) -> str:
 
 # --- the system prompt ---------------------------------------------------------------------
 
-_INTRO = """You are the reasoning model of an Observation-Reason-Action loop over a hierarchical graph memory of videos. \
+_INTRO = """You are the reasoning model of an Observation-Reason-Action loop over a hierarchical \
+graph memory of videos. \
 Each round you read one observation, keep what matters from it, then either answer or call exactly one tool.
 
 # Memory hierarchy

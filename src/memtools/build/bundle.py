@@ -62,7 +62,8 @@ def build_state(content_hash: str, config: BuildConfig) -> dict:
 def is_built(memory: Memory, video_id: str, state: dict) -> bool:
     """The memory holds this video, built from the same file with the same settings."""
     entry = memory.manifest.videos.get(video_id)
-    return entry is not None and entry.status == "ready" and Checkpoints(memory.work_dir(video_id)).load("done") == state
+    return (entry is not None and entry.status == "ready"
+            and Checkpoints(memory.work_dir(video_id)).load("done") == state)
 
 
 def start_fresh(folder: BuildFolder, video_id: str) -> None:

@@ -190,7 +190,7 @@ def clean_subgraph(answer: Subgraph | None, macro: MacroSpan, video_id: str,
         texts.append(OcrText(id=ours, video_id=video_id, macro_id=macro.id, t_start=a, t_end=b,
                              text=text_answer.text.strip(), description=text_answer.description.strip()))
         claim(text_answer.ocr_id, ours, NodeKind.OCR)
-    for model_id, node in zip(speech_ids(speech), speech):
+    for model_id, node in zip(speech_ids(speech), speech, strict=True):
         claim(model_id, node.id, NodeKind.SPEECH)
     if clock.clipped:
         note("repaired", f"clipped {clock.clipped} time(s) that fell outside the macro event into its range")

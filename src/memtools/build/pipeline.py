@@ -332,7 +332,7 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
     ids = list(video_ids) if video_ids is not None else [None] * len(sources)
     if infos is None:
         infos = [await asyncio.to_thread(probe, Path(s).resolve()) for s in sources]
-    resolved = [resolve_video_id(s, i) for s, i in zip(sources, ids)]
+    resolved = [resolve_video_id(s, i) for s, i in zip(sources, ids, strict=True)]
     dupes = sorted({v for v in resolved if resolved.count(v) > 1})
     if dupes:
         raise BuildError(f"two inputs would get the same video id {dupes[0]!r}; rename one or build them apart "
@@ -341,7 +341,7 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
     summary = BuildSummary()
     speeches = list(speech) if isinstance(speech, Sequence) else [speech] * len(sources)  # one per video or shared
     try:
-        for index, (source, info, vid) in enumerate(zip(sources, infos, resolved)):
+        for index, (source, info, vid) in enumerate(zip(sources, infos, resolved, strict=True)):
             progress.video_index = index
             summary.videos.append(await abuild_video(memory, vlm, source, video_id=vid, config=config,
                                                      progress=progress, fresh=fresh, info=info,

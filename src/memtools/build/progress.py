@@ -2,7 +2,8 @@
 
 ``TextProgress`` writes to stderr: on a terminal a tqdm bar per video (stages, model calls,
 tokens, elapsed and remaining time), in a log (CI) plain lines drawn by tqdm's meter, at most
-one every ``interval`` seconds plus one per stage change, so logs stay readable. Pass ``NullProgress()`` (the default of the Python API) for silence, or
+one every ``interval`` seconds plus one per stage change, so logs stay readable. Pass
+``NullProgress()`` (the default of the Python API) for silence, or
 any object with ``show(snapshot)`` and ``close()``.
 """
 
@@ -162,7 +163,8 @@ def render(s: Snapshot) -> str:
     from tqdm import tqdm
 
     done, total = _counted(s)
-    line = tqdm.format_meter(done, total or 0, s.elapsed, prefix=f"{_prefix(s)} {_stages(s)}", bar_format="{desc} | {elapsed}")
+    line = tqdm.format_meter(done, total or 0, s.elapsed, prefix=f"{_prefix(s)} {_stages(s)}",
+                             bar_format="{desc} | {elapsed}")
     return line if s.eta is None else f"{line}, ETA {clock(s.eta)}"
 
 

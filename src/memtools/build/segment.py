@@ -13,6 +13,7 @@ still being segmented.
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 from pydantic import BaseModel
 
@@ -78,7 +79,7 @@ def clean_window(window: Window, answer: Segmentation | None, config: BuildConfi
 
     # cover [start, ...] without gaps or overlaps: each episode runs to the next one's start
     spans[0][0].t_start = start
-    for (span, _), (nxt, _) in zip(spans, spans[1:]):
+    for (span, _), (nxt, _) in pairwise(spans):
         span.t_end = nxt.t_start
     last, last_complete = spans[-1]
     if window.at_end:

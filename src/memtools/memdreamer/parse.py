@@ -159,7 +159,8 @@ class _Parser:
             duration=max([0.0, *ends, *(root_span or ())]),
         )
         return VideoGraph(video=video, supers=self.supers, macros=self.macros, entities=self.entities,
-                          events=self.events, ocr=self.ocr, speech=self.speech, keyframes=self.keyframes, edges=self.edges)
+                          events=self.events, ocr=self.ocr, speech=self.speech, keyframes=self.keyframes,
+                          edges=self.edges)
 
     def _items(self, data: dict[str, Any], key: str, what: str) -> list[dict[str, Any]]:
         items = data.get(key)

@@ -79,9 +79,11 @@ class LocalVLM(BaseVLM):
         if (model is None) != (processor is None):
             raise ConfigError("give both model= and processor=, or neither and a model_id")
         if model is None and not model_id:
-            raise ConfigError("LocalVLM needs a model id or path (e.g. 'Qwen/Qwen2.5-VL-3B-Instruct') or model=/processor=")
+            raise ConfigError("LocalVLM needs a model id or path (e.g. 'Qwen/Qwen2.5-VL-3B-Instruct') "
+                              "or model=/processor=")
         self.model_id = model_id
-        self.model_name = model_id or str(getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__)
+        config_name = getattr(getattr(model, "config", None), "_name_or_path", "")
+        self.model_name = model_id or str(config_name or type(model).__name__)
         self.device_preference = device
         self.dtype = dtype
         self.trust_remote_code = trust_remote_code

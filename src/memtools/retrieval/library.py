@@ -59,7 +59,7 @@ def rank_videos(index: LanceIndex, vector: np.ndarray, text: str, config: Search
         keep &= profiles.durations <= filters.as_of
     if filters.start is not None:
         keep &= profiles.durations >= filters.start
-    root = {vid: float(s) for vid, s, k in zip(profiles.video_ids, sims, keep) if k}
+    root = {vid: float(s) for vid, s, k in zip(profiles.video_ids, sims, keep, strict=True) if k}
     words: dict[str, float] = {}
     if config.text_weight > 0 and text:
         found = index.search("fulltext", None, text, max(4 * config.videos, 32), filters.where(kinds=["video"]))

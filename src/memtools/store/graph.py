@@ -266,7 +266,8 @@ class KuzuGraph:
 
     def speech(self, video_id: str, start: float, end: float, *, as_of: float | None = None,
                limit: int = 1000) -> list[Speech]:
-        """Utterances of a video that overlap ``[start, end]`` (ending after ``start``) (and had ended by ``as_of``), in time order."""
+        """Utterances of a video that overlap ``[start, end]`` (ending after ``start``) (and had ended
+        by ``as_of``), in time order."""
         if not self._has_speech():
             return []
         rows = self._run(

@@ -301,7 +301,7 @@ def _check_vectors(memory: Memory, manifest: Manifest, ready: list[str], graph_i
         report.problems.append(Problem("vectors", f"{len(twice)} node(s) have more than one row, e.g. {twice[0]}",
                                        True))
     in_lance: dict[str, set[str]] = defaultdict(set)
-    for node_id, vid in zip(ids, vids):
+    for node_id, vid in zip(ids, vids, strict=True):
         in_lance[vid].add(node_id)
     for vid in sorted(set(in_lance) - set(ready)):
         report.problems.append(Problem("vectors", f"{len(in_lance[vid])} row(s) of video {vid!r}, which is not a "

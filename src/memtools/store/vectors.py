@@ -44,7 +44,8 @@ def nodes_schema(dim: int) -> pa.Schema:
     ])
 
 
-KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("t", pa.float64()), ("path", pa.string())])
+KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("t", pa.float64()),
+                              ("path", pa.string())])
 
 
 @dataclass(frozen=True)

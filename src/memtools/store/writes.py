@@ -194,7 +194,7 @@ class MemoryWrites:
         unique = [t for t in dict.fromkeys(row["text"] for row in rows) if t not in cache]
         for i in range(0, len(unique), EMBED_BATCH):
             chunk = unique[i:i + EMBED_BATCH]
-            cache.update(zip(chunk, self.embedder.embed_documents(chunk)))
+            cache.update(zip(chunk, self.embedder.embed_documents(chunk), strict=True))
         for row in rows:
             row["vector"] = cache[row["text"]]
 

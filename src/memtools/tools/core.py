@@ -218,7 +218,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             if len(super_ids) > MAX_IDS:
                 raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(super_ids)))
             supers = [self._lookup(s, SuperEvent) for s in super_ids]
-            missing = [s for s, found in zip(super_ids, supers) if found is None]
+            missing = [s for s, found in zip(super_ids, supers, strict=True) if found is None]
             if missing:
                 raise ToolNotFound(msg.BAD_ID.format(what="super event", node_id=missing[0],
                                                   example="<video>/super_01", hint=msg.SUPER_HINT))
@@ -261,7 +261,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(macro_ids)))
         found = [self._lookup(m, MacroEvent) for m in macro_ids]
         macros = [m for m in found if m is not None]
-        missing = [m for m, f in zip(macro_ids, found) if f is None]
+        missing = [m for m, f in zip(macro_ids, found, strict=True) if f is None]
         if as_of is not None:
             self._not_yet("macro event", [m for m in macros if m.t_end > as_of], as_of)
         if not macros:
@@ -343,7 +343,8 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         with self._reading() as g:
             keyframes = g.keyframes(vid, start_sec, end_sec)
         if video.duration and start_sec > video.duration:
-            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(video.duration)))
+            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid,
+                                                       duration=hms(video.duration)))
         return inspect_window(self.memory.path, video, keyframes, macros, start_sec, end_sec, max_frames)
 
     # --- keyframe images (what the MCP keyframe resources serve) ------------------------

@@ -126,7 +126,8 @@ class _Landed(Enum):
     PAST_END = "past_end"  # the target lies beyond the end of the video
 
 
-def _sample(path: Path, targets: list[float], seek_threshold: float, open_capture: OpenCapture | None) -> Generator[Frame, None, None]:
+def _sample(path: Path, targets: list[float], seek_threshold: float,
+            open_capture: OpenCapture | None) -> Generator[Frame, None, None]:
     if not targets:
         return
     with Cursor(path, open_capture) as cur:
