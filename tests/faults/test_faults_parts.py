@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from fault_helpers import EMBEDDER, check, cli, searchable
+from fault_helpers import EMBEDDER, check, cli, mem, searchable, template  # noqa: F401 - fixtures
 from mcp import Client
 from mcp.types import TextContent
 

@@ -9,7 +9,7 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from fault_helpers import EMBEDDER, check, cli, run_python, searchable
+from fault_helpers import EMBEDDER, check, cli, mem, run_python, searchable, template  # noqa: F401 - fixtures
 
 from memtools.errors import MemoryDamaged, StoreError
 from memtools.store import Memory
