@@ -221,7 +221,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             missing = [s for s, found in zip(super_ids, supers, strict=True) if found is None]
             if missing:
                 raise ToolNotFound(msg.BAD_ID.format(what="super event", node_id=missing[0],
-                                                  example="<video>/super_01", hint=msg.SUPER_HINT))
+                                                     example="<video>/super_01", hint=msg.SUPER_HINT))
             vid = supers[0].video_id
         else:
             vid = self._video_id(video_id)
@@ -252,7 +252,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             sup = self._lookup(super_id, SuperEvent)
             if sup is None:
                 raise ToolNotFound(msg.BAD_ID.format(what="super event", node_id=super_id,
-                                                  example="<video>/super_01", hint=msg.SUPER_HINT))
+                                                     example="<video>/super_01", hint=msg.SUPER_HINT))
             macros = [m for m in self._known_outline(sup.video_id).macros if m.super_id == super_id
                       and (as_of is None or m.t_end <= as_of)]
             return MacroEvents(macros=[_macro_item(m, sup.label) for m in macros])
@@ -266,7 +266,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             self._not_yet("macro event", [m for m in macros if m.t_end > as_of], as_of)
         if not macros:
             raise ToolNotFound(msg.BAD_ID.format(what="macro event", node_id=missing[0],
-                                              example="<video>/macro_0003", hint=msg.MACRO_HINT))
+                                                 example="<video>/macro_0003", hint=msg.MACRO_HINT))
         return MacroEvents(macros=[_macro_item(m, getattr(self._lookup(m.super_id, SuperEvent), "label", ""))
                                    for m in macros], missing=missing)
 
@@ -277,7 +277,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         macro = self._lookup(macro_id, MacroEvent)
         if macro is None:
             raise ToolNotFound(msg.BAD_ID.format(what="macro event", node_id=macro_id,
-                                              example="<video>/macro_0003", hint=msg.MACRO_HINT))
+                                                 example="<video>/macro_0003", hint=msg.MACRO_HINT))
         if as_of is not None:
             self._not_yet("macro event", [macro] if macro.t_end > as_of else [], as_of)
         sup = self._lookup(macro.super_id, SuperEvent)
@@ -322,7 +322,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             node = g.get(node_id) if kind_of_id(node_id) is not None else None
             if node is None:
                 raise ToolNotFound(msg.BAD_ID.format(what="node", node_id=node_id,
-                                                  example="<video>/macro_0003/evt_002", hint=msg.NODE_HINT))
+                                                     example="<video>/macro_0003/evt_002", hint=msg.NODE_HINT))
             edges = g.edges(node_id, direction, labels=labels)
         kind = kind_of_id(node_id)
         return Relations(
