@@ -9,8 +9,8 @@ import json
 import httpx
 import pytest
 import respx
-from build_helpers import scenes_video
 
+from build_helpers import scenes_video
 from memtools.build import BuildConfig, build_video
 from memtools.build.budget import Budget, BudgetExceeded, spending_limit
 from memtools.build.testing import ScriptedPerception

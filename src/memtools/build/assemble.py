@@ -7,6 +7,7 @@ a resumed build writes exactly what an uninterrupted one would.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 
 from memtools.build.aggregate import ChunkResult, Relation, RootResult
@@ -59,7 +60,7 @@ def assemble(video_id: str, info: VideoInfo, source: Path, extracted: Sequence[E
     if root_result is not None:
         for r in root_result.super_relations:
             edges.append(_edge(f"{video_id}/{r.source}", f"{video_id}/{r.target}", EdgeCategory.PROGRESSION, r))
-    for a, b in zip(supers, supers[1:]):
+    for a, b in pairwise(supers):
         edges.append(Edge(source=a.id, target=b.id, category=EdgeCategory.PROGRESSION, label="BEFORE",
                           description="Consecutive narrative phases."))
 

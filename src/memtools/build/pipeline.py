@@ -101,11 +101,13 @@ class _VideoBuild:
             await self.frames.finish()
         finally:
             self.frames.stop()
-        keyframes = keyframes if writer is None else writer.stored
+        keyframes = writer.stored if writer is not None else (keyframes or [])
         self.progress.finish("keyframes")
         chunk_results, root_result = await self._aggregate(extracted)
         graph = assemble(self.video_id, self.info, self.source, extracted, chunk_results, root_result, keyframes)
-        for item in [*self.windows, *extracted, *chunk_results, *([root_result] if root_result else [])]:
+        results: list[Window | Extracted | agg.ChunkResult | agg.RootResult] = [
+            *self.windows, *extracted, *chunk_results, *([root_result] if root_result else [])]
+        for item in results:
             self.report.issues += item.issues
         self.report.counts = {"super": len(graph.supers), "macro": len(graph.macros),
                               "entity": len(graph.entities), "event": len(graph.events), "ocr": len(graph.ocr),
@@ -288,7 +290,8 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
     progress = progress or Progress()
     started = time.monotonic()
     path = Path(source).resolve()
-    info = info or await asyncio.to_thread(probe, path)
+    if info is None:
+        info = await asyncio.to_thread(probe, path)
     vid = resolve_video_id(path, video_id)
     report = VideoReport(video_id=vid, source=str(path), duration=info.duration)
     progress.start_video(vid, progress.video_index, report.usage)
@@ -332,7 +335,7 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
     ids = list(video_ids) if video_ids is not None else [None] * len(sources)
     if infos is None:
         infos = [await asyncio.to_thread(probe, Path(s).resolve()) for s in sources]
-    resolved = [resolve_video_id(s, i) for s, i in zip(sources, ids)]
+    resolved = [resolve_video_id(s, i) for s, i in zip(sources, ids, strict=True)]
     dupes = sorted({v for v in resolved if resolved.count(v) > 1})
     if dupes:
         raise BuildError(f"two inputs would get the same video id {dupes[0]!r}; rename one or build them apart "
@@ -341,7 +344,7 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
     summary = BuildSummary()
     speeches = list(speech) if isinstance(speech, Sequence) else [speech] * len(sources)  # one per video or shared
     try:
-        for index, (source, info, vid) in enumerate(zip(sources, infos, resolved)):
+        for index, (source, info, vid) in enumerate(zip(sources, infos, resolved, strict=True)):
             progress.video_index = index
             summary.videos.append(await abuild_video(memory, vlm, source, video_id=vid, config=config,
                                                      progress=progress, fresh=fresh, info=info,

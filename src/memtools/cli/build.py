@@ -74,8 +74,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from memtools.build import TextProgress, abuild_videos
     from memtools.build.budget import BudgetExceeded, spending_limit
-    from memtools.cli.costs import budget_from_args
     from memtools.build.settings import resolve_settings, vlm_from_settings
+    from memtools.cli.costs import budget_from_args
     from memtools.video import probe
 
     if args.video_id and len(args.videos) > 1:

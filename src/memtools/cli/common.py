@@ -3,39 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from pathlib import Path
 
 from memtools.errors import ConfigError, MemoryNotFound
+from memtools.options import DEFAULT_HOST as DEFAULT_HOST  # re-exported: the subcommands import them from here
+from memtools.options import DEFAULT_PORT as DEFAULT_PORT
+from memtools.options import MEMORY_ENV as MEMORY_ENV
+from memtools.options import add_memory_arg as add_memory_arg
+from memtools.options import add_serve_arguments as add_serve_arguments
+from memtools.options import resolve_memory as resolve_memory
 from memtools.store import Memory
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
-
-MEMORY_ENV = "MEMTOOLS_MEMORY"
-"""Environment variable naming the memory folder when ``--memory`` is not given."""
 
 SIGNED_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
 """What argparse must read as a negative number rather than an option (``-5``, ``-1e3``, ``-inf``)."""
-
-
-def add_memory_arg(p: argparse.ArgumentParser, required: bool = True) -> None:
-    """``--memory DIR`` on a subcommand. It may also come before the subcommand (``memtools --memory DIR
-    info``) or from ``$MEMTOOLS_MEMORY``; ``resolve_memory`` checks, after parsing, that one was given."""
-    p.add_argument("--memory", "-m", type=Path, default=argparse.SUPPRESS, metavar="DIR",
-                   help=f"memory folder (created by import-captions or build); default ${MEMORY_ENV}")
-    p.set_defaults(memory_required=required)
-
-
-def resolve_memory(args: argparse.Namespace) -> str | None:
-    """Fill ``args.memory`` from ``$MEMTOOLS_MEMORY`` when no ``--memory`` was given; the problem, if any."""
-    if getattr(args, "memory", None) is None:
-        env = os.environ.get(MEMORY_ENV, "").strip()
-        args.memory = Path(env) if env else None
-    if args.memory is None and getattr(args, "memory_required", False):
-        return f"the memory folder is missing: pass --memory DIR (before or after the command) or set {MEMORY_ENV}"
-    return None
 
 
 def accept_signed_numbers(p: argparse.ArgumentParser) -> None:
@@ -45,25 +26,6 @@ def accept_signed_numbers(p: argparse.ArgumentParser) -> None:
     so the argument checks can say what is wrong with the number instead.
     """
     p._negative_number_matcher = SIGNED_NUMBER  # noqa: SLF001 - argparse has no public switch for this
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"port must be a number 1-65535, not {text!r}") from None
-    if not 0 < value < 65536:
-        raise argparse.ArgumentTypeError(f"port must be 1-65535, not {value}")
-    return value
-
-
-def add_serve_arguments(p: argparse.ArgumentParser) -> None:
-    """The options ``memtools serve`` and ``memtools-mcp`` share."""
-    add_memory_arg(p)
-    p.add_argument("--http", action="store_true",
-                   help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on with --http (default {DEFAULT_HOST})")
-    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port for --http (default {DEFAULT_PORT})")
 
 
 def add_embedder_arg(p: argparse.ArgumentParser) -> None:

@@ -28,7 +28,8 @@ def add_fleet_args(p: argparse.ArgumentParser) -> None:
     fleet.add_argument("--max-retries", type=int, default=3, metavar="N",
                        help="Ray retries of a video whose worker or node died (default 3)")
     fleet.add_argument("--build-folder", type=Path, metavar="DIR",
-                       help="where work/ and frames/ are made (default: the memory folder; shared storage on a cluster)")
+                       help="where work/ and frames/ are made (default: the memory folder; shared storage on a "
+                            "cluster)")
 
 
 def wants_fleet(args: argparse.Namespace) -> bool:

@@ -45,7 +45,8 @@ def run_follow(args: argparse.Namespace, settings, vlm, create_memory, use_image
     if args.keyframe_cap_mb is not None and args.keyframe_cap_mb <= 0:
         raise ConfigError(f"--keyframe-cap-mb must be a positive number of MB, not {args.keyframe_cap_mb}")
     tiers = TierPolicy.vam(args.keyframe_cap_mb)
-    with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables, args.graph_engine), args) as memory:
+    memory = create_memory(args.memory, settings.embedder, args.tables, args.graph_engine)
+    with use_image_embedder(memory, args) as memory:
         budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
         again = ("Landed windows are in the memory and finished steps are checkpointed: run the same command "
                  "again to continue.")

@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from memtools.importers.bulk import import_key
-    from memtools.importers.memdreamer import import_memdreamer, read_memdreamer
+    from memtools.memdreamer import import_memdreamer, read_memdreamer
 
     if args.dry_run:
         report = read_memdreamer(args.root, args.videos).report

@@ -63,7 +63,7 @@ def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: Searc
         keep &= profiles.durations <= filters.as_of
     if filters.start is not None:
         keep &= profiles.durations >= filters.start
-    root = {vid: float(s) for vid, s, k in zip(profiles.video_ids, sims, keep) if k}
+    root = {vid: float(s) for vid, s, k in zip(profiles.video_ids, sims, keep, strict=True) if k}
     words: dict[str, float] = {}
     if config.text_weight > 0 and text:
         found = index.search(SearchQuery("fulltext", max(4 * config.videos, 32), text=text,
@@ -114,7 +114,9 @@ def rank_moments(hits: Sequence[Hit], config: SearchConfig, kinds: Sequence[str]
         # Candidates close to the best hit go first, at most per_video of each video; a video far
         # behind does not push a better video's next moment down.
         close = moments[0].score - config.diversity_margin
-        first, rest, seen = [], [], defaultdict(int)
+        first: list[Moment] = []
+        rest: list[Moment] = []
+        seen: defaultdict[str, int] = defaultdict(int)
         for m in moments:
             (first if m.score >= close and seen[m.video_id] < config.per_video else rest).append(m)
             seen[m.video_id] += 1

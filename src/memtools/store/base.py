@@ -127,6 +127,9 @@ class VectorIndex(Protocol):
 
     def refresh(self) -> None: ...
 
+    def warm_up(self) -> None:
+        """Open the table ahead of the first search (a server's background warm-up)."""
+
     # writes (called by ``Memory`` inside its write step only)
     def version(self) -> int | None: ...
 

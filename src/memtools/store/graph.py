@@ -83,6 +83,8 @@ class KuzuGraph(GraphStore):
             driver = importlib.import_module("kuzu")
         self.path = Path(path)
         self.read_only = read_only
+        self._db: Any = None  # the driver's Database (kuzu or ladybug)
+        self._conn: Any = None
         try:
             self._db = driver.Database(
                 str(self.path), read_only=read_only, buffer_pool_size=buffer_pool_mb * 1024 * 1024
@@ -116,6 +118,8 @@ class KuzuGraph(GraphStore):
             raise StoreError("graph store is closed")
         try:
             result = self._conn.execute(query, params or {})
+            if isinstance(result, list):  # one result per statement; memtools runs one statement at a time
+                raise StoreError(f"expected one statement, got {len(result)}: {query[:80]!r}")
             rows = result.get_all()
             result.close()
             return rows
@@ -252,7 +256,8 @@ class KuzuGraph(GraphStore):
 
     def speech(self, video_id: str, start: float, end: float, *, as_of: float | None = None,
                limit: int = 1000) -> list[Speech]:
-        """Utterances of a video that overlap ``[start, end]`` (ending after ``start``) (and had ended by ``as_of``), in time order."""
+        """Utterances of a video that overlap ``[start, end]`` (ending after ``start``) (and had ended
+        by ``as_of``), in time order."""
         if not self._has_speech():
             return []
         rows = self._run(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
@@ -72,7 +72,7 @@ class Manifest(BaseModel):
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def read_manifest(folder: Path) -> Manifest:
@@ -99,7 +99,7 @@ def _reason(exc: Exception) -> str:
         return f"{where}: {error['msg']}" if where else error["msg"]
     if isinstance(exc, UnicodeDecodeError):
         return "not UTF-8 text"
-    return exc.strerror or str(exc)
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
 def write_manifest(folder: Path, manifest: Manifest) -> None:

@@ -38,9 +38,12 @@ from pathlib import Path
 from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
-from memtools.schema import Video
+from memtools.schema import MacroEvent, SuperEvent, Video
+from memtools.store import engines, integrity
 from memtools.store.base import GraphEngine, GraphStore, VectorIndex
-from memtools.store import engines
+from memtools.store.entity_index import EntityIndex
+from memtools.store.keyframe_index import KeyframeIndex
+from memtools.store.location import check_same_tables, check_tables_uri
 from memtools.store.manifest import (
     MANIFEST,
     EmbedderInfo,
@@ -48,13 +51,9 @@ from memtools.store.manifest import (
     read_manifest,
     write_manifest,
 )
-from memtools.store.entity_index import EntityIndex
-from memtools.store.location import check_same_tables, check_tables_uri
 from memtools.store.outline import Outline
-from memtools.store import integrity
 from memtools.store.vectors import LanceIndex
 from memtools.store.writes import MemoryWrites
-from memtools.store.keyframe_index import KeyframeIndex
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +66,10 @@ WRITE_BUFFER_MB = 512   # kuzu buffer pool of a writer: a batch must fit before 
 
 class Memory(MemoryWrites):
     """A memory folder. Use ``Memory.open`` / ``Memory.create``; close it (or use ``with``)."""
+
+    # Caches of ``store.integrity``'s checks: (manifest, searchable rows) and (generation, stamp) checked.
+    _expected_rows: tuple[Manifest, int] | None = None
+    _vectors_checked: tuple[int, int] | None = None
 
     def __init__(self, path: Path, manifest: Manifest, embedder: Embedder | None, *,
                  busy_timeout: float = 3.0, write_timeout: float = 60.0, idle_release: float = 1.0,
@@ -308,7 +311,9 @@ class Memory(MemoryWrites):
                 if not isinstance(video, Video):
                     return None
                 supers, macros = tuple(g.supers(video_id)), tuple(g.macros_of_video(video_id))
-            outline = Outline(video, supers, macros, {n.id: n for n in (*supers, *macros)})
+            by_id: dict[str, SuperEvent | MacroEvent] = {s.id: s for s in supers}
+            by_id.update({m.id: m for m in macros})
+            outline = Outline(video, supers, macros, by_id)
             self._outlines[video_id] = outline
             return outline
 

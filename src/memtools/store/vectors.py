@@ -45,7 +45,8 @@ def nodes_schema(dim: int) -> pa.Schema:
     ])
 
 
-KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("t", pa.float64()), ("path", pa.string())])
+KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("t", pa.float64()),
+                              ("path", pa.string())])
 
 
 def _quote(value: str) -> str:
@@ -87,7 +88,7 @@ class LanceIndex:
         self.remote = is_remote(path)  # object storage (memtools.store.location): a URI, not a folder
         self.path = path if self.remote else Path(path)
         self.dim = dim
-        self._connection = None
+        self._connection: Any = None  # a lancedb connection, made on first use
         self._nodes = None
         self._ann: bool | None = None  # whether the nodes table has a vector index (cached)
         self._version: int | None = None
@@ -237,6 +238,12 @@ class LanceIndex:
             self._profiles = (version, profiles)
         return self._profiles[1]
 
+    def warm_up(self) -> None:
+        """Open the nodes table (checked against the manifest by a guarded index) and import what a hybrid
+        search imports on its first call, so a fresh server's first search is not the slow one."""
+        self.count()
+        from lancedb.rerankers import RRFReranker  # noqa: F401 - imported for its side effect: the module is loaded
+
     def count(self) -> int:
         table = self._reading_table()
         return 0 if table is None else table.count_rows()
@@ -250,9 +257,12 @@ class LanceIndex:
         table = self._reading_table()
         if table is None or limit <= 0:
             return []
+        if vector is None and mode != "fulltext":
+            raise StoreError(f"a {mode} search needs a query vector")
+        values = None if vector is None else vector.tolist()
         try:
             if mode == "vector":
-                query = table.search(vector.tolist(), vector_column_name="vector").distance_type("cosine")
+                query = table.search(values, vector_column_name="vector").distance_type("cosine")
                 score_key = "_distance"
             elif mode == "fulltext":
                 query = table.search(text, query_type="fts")
@@ -260,7 +270,7 @@ class LanceIndex:
             else:
                 from lancedb.rerankers import RRFReranker
 
-                query = (table.search(query_type="hybrid").vector(vector.tolist()).text(text)
+                query = (table.search(query_type="hybrid").vector(values).text(text)
                          .distance_type("cosine").rerank(RRFReranker()))
                 score_key = "_relevance_score"
             if mode != "fulltext" and self._has_ann:

@@ -16,6 +16,7 @@ from memtools.retrieval.walk import walk
 from memtools.schema import SEARCHABLE_KINDS
 from memtools.store.base import SearchQuery
 from memtools.tools import messages as msg
+from memtools.tools.host import ToolsHost
 from memtools.tools.results import SearchHit, SearchResult
 from memtools.tools.search import SearchConfig
 
@@ -32,7 +33,7 @@ def check_as_of(as_of_sec: float | None) -> float | None:
     return float(as_of_sec)
 
 
-class SearchTools:
+class SearchTools(ToolsHost):
     """``search_nodes`` and ``search_graph``; mixed into ``MemoryTools``."""
 
     search_config: SearchConfig
