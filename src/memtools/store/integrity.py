@@ -42,7 +42,7 @@ EXAMPLES = 3
 
 def graph_file_name(manifest: Manifest) -> str:
     """The graph database file of a memory: its engine's (``graph.kuzu`` for kuzu)."""
-    from memtools.store.engines import graph_engine
+    from memtools.store.graph_engines import graph_engine
 
     return graph_engine(manifest.graph_engine).file_name
 
