@@ -57,7 +57,7 @@ def read_queries(path: Path) -> list[Query]:
     queries = []
     for key, entry in json.loads(path.read_text(encoding="utf-8")).items():
         duration = float(entry.get("duration") or 0.0)
-        for (s, e), sentence in zip(entry["timestamps"], entry["sentences"]):
+        for (s, e), sentence in zip(entry["timestamps"], entry["sentences"], strict=False):  # outside data: as it comes
             s, e = float(s), float(e)
             if duration:
                 s, e = min(s, duration), min(e, duration)
@@ -95,7 +95,8 @@ def evaluate(memory, presets: dict, queries: list[Query], embedder: CachedEmbedd
         for n, q in enumerate(queries, 1):
             for scope in ("within video", "library-wide"):
                 started = time.perf_counter()
-                hits = tools.search_nodes(q.text, top_k=5, video_id=q.video_id if scope == "within video" else None).hits
+                within = q.video_id if scope == "within video" else None
+                hits = tools.search_nodes(q.text, top_k=5, video_id=within).hits
                 seconds[(name, scope)].append(time.perf_counter() - started)
                 good = [h.video_id == q.video_id and iou(h.t_start, h.t_end, q.start, q.end) >= 0.5 for h in hits]
                 cell = counts[(name, scope)]

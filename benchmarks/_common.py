@@ -54,7 +54,7 @@ class _VectorCache:
         self.model_seconds = 0.0
         if self.path and self.path.is_file():
             data = np.load(self.path, allow_pickle=False)
-            self.vectors = dict(zip(data["texts"].tolist(), data["vectors"]))
+            self.vectors = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
         self._saved = len(self.vectors)
 
     def fill(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> None:
@@ -65,7 +65,7 @@ class _VectorCache:
             vecs = self.inner.embed_documents(part)
             self.model_seconds += time.perf_counter() - start
             self.model_calls += len(part)
-            self.vectors.update(zip(part, np.asarray(vecs, dtype=np.float32)))
+            self.vectors.update(zip(part, np.asarray(vecs, dtype=np.float32), strict=True))
             if progress:
                 progress(min(i + self.chunk, len(missing)), len(missing))
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 
 from memtools.schema import (
     Edge,
@@ -86,7 +87,8 @@ SIGN_WORDS = """EXIT|OPEN|CLOSED|SALE|PUSH|PULL|NO PARKING|PLATFORM|FRESH BREAD|
 STAFF ONLY|CASH ONLY|WELCOME|HOTEL|BAKERY|TICKETS|LOBBY|GYM|POOL|GARDEN CENTRE|REPAIRS|DELIVERIES|
 LIBRARY|QUIET PLEASE|KEEP LEFT|DANGER|FIRE DOOR|RECEPTION""".replace("\n", "").split("|")
 NAMES = """Maria|Tom|ACME|Dr. Patel|Joe's Garage|Nina|Cafe Luna|Mr. Okafor|Grandma Rose|Sunrise Bakery|
-Leo|Hana|City Library|Max the dog|Sofia|Blue Line Bus|Ahmed|Green Grocers|Kenji|Pharmacy Plus""".replace("\n", "").split("|")
+Leo|Hana|City Library|Max the dog|Sofia|Blue Line Bus|Ahmed|Green Grocers|Kenji|
+Pharmacy Plus""".replace("\n", "").split("|")
 MOODS = ["calm", "tense", "cheerful", "busy", "melancholic", "playful", "focused"]
 
 
@@ -126,10 +128,11 @@ class Pools:
             features=_pool(rng, 400, lambda r: f"{r.choice(ADJECTIVES)} handle, {r.choice(ADJECTIVES)} label"),
             signs=_pool(rng, 500, lambda r: f"{r.choice(SIGN_WORDS)} {r.randint(1, 99)}"),
             sign_desc=_pool(rng, 300, lambda r: f"a sign on the {r.choice(ADJECTIVES)} wall of the {r.choice(PLACES)}"),
-            macro_labels=_pool(rng, 800, lambda r: f"{r.choice(PEOPLE).capitalize()} works with the {r.choice(OBJECTS)} "
-                                                   f"in the {r.choice(PLACES)}"),
+            macro_labels=_pool(rng, 800, lambda r: f"{r.choice(PEOPLE).capitalize()} works with the "
+                                                   f"{r.choice(OBJECTS)} in the {r.choice(PLACES)}"),
             super_labels=_pool(rng, 200, lambda r: f"A {r.choice(MOODS)} afternoon in the {r.choice(PLACES)}"),
-            reasons=_pool(rng, 200, lambda r: f"the {r.choice(OBJECTS)} is {r.choice(PREPOSITIONS)} {r.choice(PLACES)}"),
+            reasons=_pool(rng, 200,
+                          lambda r: f"the {r.choice(OBJECTS)} is {r.choice(PREPOSITIONS)} {r.choice(PLACES)}"),
         )
 
 
@@ -200,7 +203,7 @@ def video_graph(video_id: str, duration: float, pools: Pools, seed: int, shape: 
                                         label=rng.choice(["CAUSES", "ENABLES"]),
                                         description=rng.choice(pools.reasons)))
             previous_macro = mid
-    for a, b in zip(graph.supers, graph.supers[1:]):
+    for a, b in pairwise(graph.supers):
         graph.edges.append(Edge(source=a.id, target=b.id, category=EdgeCategory.PROGRESSION, label="BEFORE"))
     if keyframe_path:
         n, t = 0, rng.uniform(0, shape.keyframe_every_sec)
@@ -248,7 +251,7 @@ def _macro(graph: VideoGraph, rng: random.Random, pools: Pools, shape: Shape, si
         entities.append(ent.id)
     events = []
     times = sorted(rng.uniform(start, max(start, end - 5)) for _ in actions)
-    for n, (action, t0) in enumerate(zip(actions, times), 1):
+    for n, (action, t0) in enumerate(zip(actions, times, strict=True), 1):
         ev = MicroEvent(id=event_id(mid, n), video_id=vid, macro_id=mid, t_start=round(t0, 2),
                         t_end=round(min(end, t0 + rng.uniform(3, 40)), 2), event_type=rng.choice(EVENT_TYPES),
                         action=action, description=rng.choice(pools.descriptions),
@@ -264,7 +267,7 @@ def _macro(graph: VideoGraph, rng: random.Random, pools: Pools, shape: Shape, si
         graph.ocr.append(item)
         ocr.append(item.id)
     edges: list[Edge] = []
-    for a, b in zip(events, events[1:]):  # the temporal chain (~15)
+    for a, b in pairwise(events):  # the temporal chain (~15)
         edges.append(Edge(source=a, target=b, category=EdgeCategory.TEMPORAL,
                           label=rng.choices(["BEFORE", "CAUSES", "OVERLAP"], [6, 1, 1])[0],
                           description=rng.choice(pools.reasons) if rng.random() < 0.3 else ""))

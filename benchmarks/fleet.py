@@ -35,12 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ClauseEmbedder, markdown_table, offline, p50_p99  # noqa: E402
 from _synthetic import library, queries  # noqa: E402
 from build_throughput import make_video  # noqa: E402
-
 from memtools.build import BuildConfig, build_videos  # noqa: E402
 from memtools.embed import TestEmbedder  # noqa: E402
 from memtools.fleet import FleetOptions, build_fleet  # noqa: E402
 from memtools.fleet.testing import ScriptedEndpoint  # noqa: E402
-from memtools.store import Memory  # noqa: E402
+from memtools.store import Memory, SearchQuery  # noqa: E402
 from memtools.tools import MemoryTools  # noqa: E402
 
 CONFIG = BuildConfig.short()
@@ -127,8 +126,9 @@ def search_rows(work: Path, hours: float, n_queries: int) -> list[list[object]]:
                 tools.search_nodes(asks[0])  # open the tables and the graph once
                 vectors = {q: model.embed_query(q) for q in asks}
                 index = memory.vectors
-                calls = [("search_nodes (default preset)", lambda q: tools.search_nodes(q, top_k=10))]
-                calls += [(f"lance {mode}", lambda q, m=mode: index.search(m, vectors[q], q, 10, None))
+                calls = [("search_nodes (default preset)", lambda q, t=tools: t.search_nodes(q, top_k=10))]
+                calls += [(f"lance {mode}",
+                           lambda q, m=mode, ix=index, vs=vectors: ix.search(SearchQuery(m, 10, vs[q], q)))
                           for mode in ("vector", "fulltext", "hybrid")]
                 for what, call in calls:
                     times = []

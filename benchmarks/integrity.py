@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 from _common import load_average, markdown_table
-
 from memtools.embed.testing import TestEmbedder
 from memtools.store import Memory
 from memtools.store.integrity import check, guard, guard_vectors

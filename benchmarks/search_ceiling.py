@@ -123,7 +123,7 @@ def main() -> None:
     for i in events:
         spans[row_video[i]].append((cols["t_start"][i], cols["t_end"][i]))
     single = union = 0
-    for x, v in zip(sample, right):
+    for x, v in zip(sample, right, strict=True):
         caps = sorted(spans[v])
         single += any(iou(s, e, x.start, x.end) >= 0.5 for s, e in caps)
         union += any(iou(min(caps[a][0] for a in range(i, j + 1)), max(caps[a][1] for a in range(i, j + 1)),

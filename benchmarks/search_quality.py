@@ -19,7 +19,7 @@ scripts, which the STA sentences were written from. Annotations are read in plac
 ``--data`` (default ``../shared/data``).
 
 Each STA query ``VIDEO start end##sentence`` is searched exactly as ``search_nodes`` ranks
-(``LanceIndex.search`` with the tool's filter expression) in the three ``SearchConfig`` modes:
+(``LanceIndex.search`` with the tool's typed filter) in the three ``SearchConfig`` modes:
 
 * within video: ``video_id`` filter; library-wide: no filter, and a hit counts only if it is
   in the query's video;
@@ -144,24 +144,25 @@ def evaluate(memory, queries: list[Query], vectors, captioned_by_id: dict, top_k
     (in any video): the 157 classes recur in thousands of videos, so this separates finding
     the right action from finding the right video, which the text alone cannot tell apart.
     """
-    from memtools.store.vectors import where_clause
+    from memtools.store.base import SearchFilter, SearchQuery
 
     counts: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
     seconds: dict[str, list[float]] = defaultdict(list)
     index = memory.vectors
-    for n, (q, vector) in enumerate(zip(queries, vectors), 1):
+    for n, (q, vector) in enumerate(zip(queries, vectors, strict=True), 1):
         classes = set(matching_actions(q, captioned_by_id[q.video_id]))
         for scope in SCOPES[:2]:
             for kinds_name, kinds in KIND_SETS.items():
-                where = where_clause(q.video_id if scope == "within video" else None, kinds)
+                where = SearchFilter(video_ids=(q.video_id,) if scope == "within video" else None, kinds=kinds or ())
                 for mode in MODES:
                     started = time.perf_counter()
-                    hits = index.search(mode, vector, q.text, top_k, where)
+                    hits = index.search(SearchQuery(mode, top_k, vector, q.text, where))
                     seconds[mode].append(time.perf_counter() - started)
                     good = [h.video_id == q.video_id and iou(h.t_start, h.t_end, q.start, q.end) >= 0.5 for h in hits]
                     _count(counts[(scope, kinds_name, mode)], good)
                     if scope == "library-wide":
-                        _count(counts[(SCOPES[2], kinds_name, mode)], [h.kind == "event" and h.text in classes for h in hits])
+                        _count(counts[(SCOPES[2], kinds_name, mode)],
+                               [h.kind == "event" and h.text in classes for h in hits])
         if n % 250 == 0:
             print(f"  {n}/{len(queries)} queries", file=sys.stderr)
     return counts, seconds
@@ -177,10 +178,12 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder (read in place)")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp"), help="where the memory is built and cached")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT,
-                        help=f"queries to run, a fixed random sample (seed 0); 0 = all 12,408 (default {DEFAULT_LIMIT})")
+                        help="queries to run, a fixed random sample (seed 0); 0 = all 12,408 "
+                             f"(default {DEFAULT_LIMIT})")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--dataset", choices=("charades", "activitynet", "youcook2"), default="charades")
-    parser.add_argument("--presets", nargs="*", help="SearchConfig presets to score (activitynet/youcook2; default all)")
+    parser.add_argument("--presets", nargs="*",
+                        help="SearchConfig presets to score (activitynet/youcook2; default all)")
     args = parser.parse_args()
     if args.dataset != "charades":
         from _annotations import run

@@ -21,14 +21,13 @@ from _common import load_average, markdown_table
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from show_support import long_graph  # noqa: E402
-
 from memtools.embed import TestEmbedder  # noqa: E402
 from memtools.show.collect import used_frames, video_view  # noqa: E402
 from memtools.show.page import video_files  # noqa: E402
 from memtools.show.timeline import draw_timeline  # noqa: E402
 from memtools.store import Memory  # noqa: E402
 from memtools.tools import MemoryTools  # noqa: E402
+from show_support import long_graph  # noqa: E402
 
 
 def one(hours: float, workdir: Path) -> list[object]:

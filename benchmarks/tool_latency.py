@@ -68,10 +68,10 @@ def memory_path(workdir: Path, hours: float, seed: int) -> Path:
 
 def build(hours: float, seed: int, workdir: Path, rebuild: bool, batch_hours: float) -> tuple[Path, dict]:
     """The memory for ``hours`` (reused when a finished build is there) and its build stats."""
-    import _synthetic
     import cv2
     import numpy as np
 
+    import _synthetic
     from memtools.embed import default_embedder
     from memtools.store import Memory
 
@@ -207,11 +207,13 @@ def tool_calls(memory, rng: random.Random, n: int, queries: list[str]) -> dict[s
         calls["search_by_time"].append(lambda s=s1, e=e1, vid=vid: default.search_by_time(s, e, vid))
         calls["get_relations"].append(lambda node=node: default.get_relations(node))
         calls["inspect_frames"].append(lambda s=s2, e=e2, vid=vid: default.inspect_frames(vid, s, e))
-        calls["search_nodes (default)"].append(lambda q=next(qs): default.search_nodes(q))
-        calls["search_nodes (default, video_id)"].append(lambda q=next(qs), vid=vid: default.search_nodes(q, video_id=vid))
-        calls["search_nodes (default, context_per_hit=0)"].append(lambda q=next(qs): bare.search_nodes(q))
+        q1, q2, q3 = next(qs), next(qs), next(qs)
+        calls["search_nodes (default)"].append(lambda q=q1: default.search_nodes(q))
+        calls["search_nodes (default, video_id)"].append(lambda q=q2, vid=vid: default.search_nodes(q, video_id=vid))
+        calls["search_nodes (default, context_per_hit=0)"].append(lambda q=q3: bare.search_nodes(q))
         for mode in ("vector", "fulltext", "hybrid"):
-            calls[f"search_nodes ({mode})"].append(lambda q=next(qs), t=tools[mode]: t.search_nodes(q))
+            q = next(qs)
+            calls[f"search_nodes ({mode})"].append(lambda q=q, t=tools[mode]: t.search_nodes(q))
     return calls
 
 
@@ -221,7 +223,6 @@ NAVIGATION = ("list_videos", "get_summary", "get_super_events", "get_macro_event
 
 def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n: int = 50) -> dict[str, dict]:
     import _synthetic
-
     from memtools.embed import default_embedder
     from memtools.store import Memory
 
@@ -284,7 +285,8 @@ def report(sizes: list[dict]) -> str:
             f"{sum(v for k, v in s['build']['counts'].items() if k != 'edges'):,}+{s['build']['counts']['edges']:,}"
             for s in sizes],
         ["build time (of which MiniLM on clauses)"] + [
-            f"{s['build']['build_s']:.0f} s ({s['build']['model_s']:.0f} s)" + (" [cached]" if s['build']['reused'] else "")
+            f"{s['build']['build_s']:.0f} s ({s['build']['model_s']:.0f} s)"
+            + (" [cached]" if s['build']['reused'] else "")
             for s in sizes],
         ["size on disk"] + [f"{s['disk_mb']:.0f} MiB" for s in sizes],
         ["cold: import memtools.store+tools"] + [f"{s['cold']['import_s'] * 1000:.0f} ms" for s in sizes],
@@ -339,7 +341,8 @@ def check_targets(sizes: list[dict]) -> str:
                 lines.append(f"- {h:g} h {name} p50 {p50:.1f} ms, first call per video p50 {first:.1f} ms "
                              f"(target {NAV_TARGET_MS:g}): {'met' if worst <= NAV_TARGET_MS else 'MISSED'}")
             p50 = p50_p99(tools["search_nodes (default)"]["times"])[0]
-            lines.append(f"- {h:g} h search_nodes p50 {p50:.1f} ms incl. query embedding (target {SEARCH_TARGET_MS:g}): "
+            lines.append(f"- {h:g} h search_nodes p50 {p50:.1f} ms incl. query embedding "
+                         f"(target {SEARCH_TARGET_MS:g}): "
                          f"{'met' if p50 <= SEARCH_TARGET_MS else 'MISSED'}")
     return "\n".join(lines)
 
@@ -348,7 +351,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hours", default="2,10,1000", help="comma-separated library sizes in hours")
     parser.add_argument("--calls", type=int, default=200, help="warm calls per tool and size")
-    parser.add_argument("--reopen-calls", type=int, default=30, help="calls per tool with the graph re-opened each time")
+    parser.add_argument("--reopen-calls", type=int, default=30,
+                        help="calls per tool with the graph re-opened each time")
     parser.add_argument("--cold-repeats", type=int, default=3, help="fresh subprocesses per size (median kept)")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp"), help="where memories are built and cached")
     parser.add_argument("--rebuild", action="store_true", help="rebuild memories even when cached")

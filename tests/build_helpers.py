@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synthetic_video import scene, write_video
-
 from memtools.embed import TestEmbedder
 from memtools.store import Memory
 from memtools.tools import MemoryTools
+from synthetic_video import scene, write_video
 
 
 def scenes_video(path: Path, *, seconds: int = 100, scene_sec: int = 20, fps: int = 5) -> Path:

@@ -12,7 +12,6 @@ from pathlib import Path
 from memtools.build import BuildConfig, build_video
 from memtools.embed import TestEmbedder
 from memtools.perception import ReplayVLM
-from memtools.speech.whisper import WhisperRecognizer
 from memtools.schema import (
     Edge,
     EdgeCategory,
@@ -30,6 +29,7 @@ from memtools.schema import (
     ocr_id,
     super_id,
 )
+from memtools.speech.whisper import WhisperRecognizer
 from memtools.store import Memory
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from agent_helpers import kitchen_memory
 
 import memtools.agent as agent
+from agent_helpers import kitchen_memory
 from memtools.agent import build_ora_graph
 from memtools.agent.deploy import graph_from_env
 from memtools.agent.testing import ScriptedChatModel

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from agent_helpers import OPTIONS, QUESTION, kitchen_memory
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph import END, START, StateGraph
 
+from agent_helpers import OPTIONS, QUESTION, kitchen_memory
 from memtools.agent import (
     ORAContext,
     ORAState,
@@ -295,7 +295,8 @@ def test_a_thread_with_a_checkpointer_takes_one_question_after_another(memory):
     from memtools.agent import ora_state_graph
 
     model = ScriptedChatModel(responses=[
-        tool_call("search_nodes", useful_info="o", query="a metal lid"), tool_call("answer", useful_info="lid", answer="B"),
+        tool_call("search_nodes", useful_info="o", query="a metal lid"),
+        tool_call("answer", useful_info="lid", answer="B"),
         tool_call("answer", useful_info="caption", answer="HIGH HEAT"),
     ])
     context = ORAContext(tools=MemoryTools(memory), model=model)

@@ -143,13 +143,18 @@ def test_notes_stay_within_budget_newest_kept_whole():
     text = render_notes(clues, 3000)
     assert len(text) < 3200
     assert f"clue 11 {'z' * 700}" in text  # the newest whole
-    assert "oldest notes dropped" in text or "R0" in text
+    assert "\nR0 search_nodes(query='q0'): clue 0 z" in text and "dropped" not in text  # shortened, still there
+    assert f"clue 0 {'z' * 700}" not in text
+    tight = render_notes(clues, 1500)  # shortening is not enough: the oldest go
+    assert len(tight) < 1600 and f"clue 11 {'z' * 700}" in tight
+    assert "oldest notes dropped)" in tight and "\nR0 " not in tight
 
 
 def test_round_prompt_is_bounded_whatever_the_history():
     clues = [{"round": i, "source": "get_subgraph(macro_id='v/macro_0001')", "text": "k" * 800} for i in range(40)]
     state = {"question": "Q?", "options": OPTIONS, "scope": ["v"], "round": 11, "useful_info": clues,
-             "exploration": {"queries": ["'q'"] * 50, "calls": [], "macros_opened": [f"v/macro_{i:04d}" for i in range(60)],
+             "exploration": {"queries": ["'q'"] * 50, "calls": [],
+                             "macros_opened": [f"v/macro_{i:04d}" for i in range(60)],
                              "macros_found": [f"v/macro_{i:04d}" for i in range(200)]},
              "observation": "line\n" * 5000, "observation_source": "search_nodes(query='q')"}
     prompt = round_prompt(state, 12, observation_chars=6000, notes_chars=4500)

@@ -6,8 +6,8 @@ import io
 import json
 
 import pytest
-from build_helpers import dump_memory, scenes_video
 
+from build_helpers import dump_memory, scenes_video
 from memtools.build import TextProgress
 from memtools.build.progress import Progress
 from memtools.build.settings import _tiny_toml, resolve_settings, vlm_from_settings

@@ -13,8 +13,8 @@ from collections import Counter
 import httpx
 import pytest
 import respx
-from build_helpers import scenes_video
 
+from build_helpers import scenes_video
 from memtools.build import AnswerError, BuildConfig, build_video, parse_answer
 from memtools.build.prompts import AGGREGATE_SYSTEM, EXTRACT_SYSTEM, SEGMENT_SYSTEM, hms
 from memtools.build.responses import Aggregation

@@ -6,10 +6,11 @@ import itertools
 import json
 import random
 import re
+from itertools import pairwise
 
 import pytest
-from build_helpers import dump_memory, scenes_video
 
+from build_helpers import dump_memory, scenes_video
 from memtools.build import BuildConfig, build_video
 from memtools.build.prompts import EXTRACT_SYSTEM, SEGMENT_SYSTEM
 from memtools.build.testing import ScriptedPerception
@@ -48,7 +49,7 @@ def test_a_video_becomes_a_navigable_memory(tmp_path, video):
         # full coverage, no overlaps, in order, ids from ordinals
         assert [m.id for m in macros] == [f"clip/macro_{i:04d}" for i in range(len(macros))]
         assert macros[0].t_start == 0 and macros[-1].t_end == pytest.approx(100.0)
-        assert all(a.t_end == b.t_start for a, b in zip(macros, macros[1:]))
+        assert all(a.t_end == b.t_start for a, b in pairwise(macros))
         assert all(5 <= m.t_end - m.t_start <= 120 for m in macros)
         assert len(supers) == -(-len(macros) // 3)  # ScriptedPerception groups three per super event
 
@@ -232,6 +233,6 @@ def test_one_decoding_pass_serves_the_same_frames_as_seeking(tmp_path, video):
     sought, passed, late, again, far = asyncio.run(compare())
     wanted = sorted({grid.times[grid.index(t)] for t in times})
     assert len(sought) == len(wanted) == 3
-    assert all(abs(t - g) <= 0.2 for (t, _), g in zip(sought, wanted))  # the decoded frame nearest each
+    assert all(abs(t - g) <= 0.2 for (t, _), g in zip(sought, wanted, strict=True))  # the decoded frame nearest each
     assert sought == passed
     assert len(late) == 1 and len(again) == 1 and len(far) == 2

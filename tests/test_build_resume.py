@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from build_helpers import dump_memory, scenes_video
 
+from build_helpers import dump_memory, scenes_video
 from memtools.cli import main
 
 BACKEND = textwrap.dedent('''

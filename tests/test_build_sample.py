@@ -64,7 +64,8 @@ def test_a_regenerated_sample_video_reproduces_the_recorded_requests(tmp_path):
     # the ball and the boxes, with the times they appear and what they do (issue 8)
     assert "A red rubber ball" in ball and "[0:01:20-0:02:10]" in ball
     assert "-PERFORMS-> evt_002 [0:01:40-0:01:41] hits the stack of boxes" in ball
-    assert "A stack of three brown cardboard boxes" in boxes and "-PERFORMS-> evt_003 [0:01:40-0:01:44] falls over" in boxes
+    assert "A stack of three brown cardboard boxes" in boxes
+    assert "-PERFORMS-> evt_003 [0:01:40-0:01:44] falls over" in boxes
 
 
 @pytest.mark.slow
@@ -78,7 +79,7 @@ def test_the_quickstart_builds_and_explores_the_sample(tmp_path):
     assert "Built 1 video(s)" in out and "2 super / 4 macro events" in out
     for scene in ("kitchen", "football", "Warehouse B", "night street"):
         assert scene.lower() in out.lower()
-    assert "HOME 1 - 0 AWAY" in out or "scoreboard" in out
+    assert "HOME 1 - 0 AWAY" in out  # the on-screen score, verbatim
     assert "evt_002 -CAUSES-> evt_003 (The impact of the ball knocks the boxes over.)" in out
     assert "[event] sample/macro_0002/" in out.split("search_nodes")[-2]
     speech = out.split("what did the narrator say about the boxes?")[-1]

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from audio_video import tone, write_av_video
 from build_helpers import dump_memory
-
 from memtools.build import BuildConfig, build_video
 from memtools.build.testing import ScriptedPerception
 from memtools.cli import main
@@ -63,7 +63,8 @@ def test_a_video_with_speech_has_its_transcript_in_kuzu_lance_and_the_prompts(tm
     assert [(u.text, u.speaker, u.t_start) for u in stored.speech] == [
         ("the red ball starts rolling", "narrator", 10.0), ("look, the boxes fall over", "narrator", 40.0),
         ("a worker picks the boxes up", "narrator", 65.0)]
-    assert all(s.macro_id == m.id for s in stored.speech for m in stored.macros if m.t_start <= s.t_start + 1.5 < m.t_end)
+    assert all(s.macro_id == m.id for s in stored.speech for m in stored.macros
+               if m.t_start <= s.t_start + 1.5 < m.t_end)
     assert "[0:00:40-0:00:43] narrator: look, the boxes fall over" in transcript
     # lance: full-text and vector searchable rows of kind "speech"
     assert sorted(r["text"] for r in lance if r["kind"] == "speech") == [
@@ -72,7 +73,8 @@ def test_a_video_with_speech_has_its_transcript_in_kuzu_lance_and_the_prompts(tm
     assert hits[0].kind == "speech" and "the boxes fall over" in hits[0].text
     # the prompts: time-stamped speech in segmentation windows, clip-local ids in extraction
     segment = next(p for p in log.prompts if "Major Story Episodes" in p)
-    assert "[SPEECH IN THIS STRETCH]" in segment and "- [00:00:10-00:00:13] (narrator) the red ball starts rolling" in segment
+    assert "[SPEECH IN THIS STRETCH]" in segment
+    assert "- [00:00:10-00:00:13] (narrator) the red ball starts rolling" in segment
     extract = next(p for p in log.prompts if "look, the boxes fall over" in p and "[SPEECH IN THIS CLIP]" in p)
     assert "- u1 [0-3] (narrator) look, the boxes fall over" in extract
     # cross-modal edges from the model's answer

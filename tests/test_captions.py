@@ -102,7 +102,6 @@ def test_captions_outside_the_duration_are_clipped():
 def test_youcook2_import_finds_the_onion_steps(tmp_path):
     """Acceptance: a real YouCook2 val import answers a paraphrased query with matching steps."""
     from conftest import SHARED_DATA
-
     from memtools.cli import main
 
     source = SHARED_DATA / "youcook2" / "val.json"
@@ -123,7 +122,7 @@ def test_youcook2_import_finds_the_onion_steps(tmp_path):
         top = result.hits[0]
         steps = subset[top.video_id]
         assert any(abs(s - top.t_start) < 1 and "onion" in t.lower()
-                   for (s, _), t in zip(steps["timestamps"], steps["sentences"])) or top.kind != "event"
+                   for (s, _), t in zip(steps["timestamps"], steps["sentences"], strict=False)) or top.kind != "event"
         assert tools.get_summary(top.video_id).supers
         assert tools.get_subgraph(top.macro_id or top.id).events
         assert tools.search_by_time(0, 60, video_id=top.video_id).matches

@@ -88,7 +88,7 @@ def test_wrong_targets_are_one_line_errors(tmp_path, capsys):
 def test_tool_errors_read_as_in_every_other_front_end(kitchen_memory_path, capsys):
     with Memory.open(kitchen_memory_path) as memory:
         outcome = TOOL_SPECS["get_subgraph"].invoke(MemoryTools(memory), {"macro_id": "kitchen/macro_0099"})
-    assert outcome.error == "bad-arguments" and outcome.text == f"Tool error from get_subgraph: {outcome.message}"
+    assert outcome.error == "not-found" and outcome.text == f"Tool error from get_subgraph: {outcome.message}"
     assert main(["tool", "get_subgraph", "-m", str(kitchen_memory_path), "--macro-id", "kitchen/macro_0099"]) == 1
     assert err_line(capsys) == f"memtools tool get_subgraph: error: {outcome.message}"
 

@@ -10,8 +10,8 @@ import threading
 import httpx
 import pytest
 import respx
-from agent_helpers import OPTIONS, QUESTION, kitchen_memory
 
+from agent_helpers import OPTIONS, QUESTION, kitchen_memory
 from memtools.cli import main
 
 pytest.importorskip("langchain_openai")
@@ -30,7 +30,8 @@ def memory_dir(tmp_path_factory):
 def completion(message: dict, usage: tuple[int, int] = (1200, 60)) -> httpx.Response:
     return httpx.Response(200, json={
         "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if "tool_calls" in message else "stop"}],
+        "choices": [{"index": 0, "message": message,
+                     "finish_reason": "tool_calls" if "tool_calls" in message else "stop"}],
         "usage": {"prompt_tokens": usage[0], "completion_tokens": usage[1], "total_tokens": sum(usage)}})
 
 

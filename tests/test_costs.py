@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 import respx
-from build_helpers import scenes_video
 
+from build_helpers import scenes_video
 from memtools.build import BuildConfig, TextProgress, build_video, build_videos
 from memtools.build.budget import Budget, BudgetExceeded, spending_limit
 from memtools.build.progress import Progress

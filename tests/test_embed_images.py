@@ -10,12 +10,12 @@ import httpx
 import numpy as np
 import pytest
 import respx
-from visual_support import colour_jpeg, tiny_clip_folder
 
 from memtools.embed import ImageEmbedder, TestImageEmbedder, image_embedder_for_name, image_embedder_from_spec
 from memtools.embed.clip import TransformersImageEmbedder
 from memtools.embed.openai_images import OpenAIImageEmbedder
 from memtools.errors import ConfigError, EmbeddingError
+from visual_support import colour_jpeg, tiny_clip_folder
 
 
 def test_the_colour_stub_ranks_the_named_colour_first():
@@ -55,7 +55,8 @@ def trained_clip(tmp_path_factory):
 def test_tiny_clip_embeds_images_and_text_by_path(trained_clip):
     embedder = TransformersImageEmbedder(trained_clip, batch_size=2)
     assert isinstance(embedder, ImageEmbedder)
-    assert embedder.name == str(trained_clip.resolve()) and embedder.dim == 16 and embedder._loaded is None  # dim from config.json
+    assert embedder.name == str(trained_clip.resolve())
+    assert embedder.dim == 16 and embedder._loaded is None  # dim from config.json
     images = [colour_jpeg(c, square=True) for c in ("red", "blue", "green", "yellow", "red")]
     vectors = embedder.embed_images(images)
     assert vectors.shape == (5, 16) and vectors.dtype == np.float32 and embedder.device == "cpu"

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import time
 
 import httpx
 import numpy as np
 import pytest
 import respx
-from test_embed import ONIONS, PARAPHRASE, UNRELATED, assert_unit_rows
 
 from memtools.embed import OpenAIEmbedder, TestEmbedder
 from memtools.errors import ConfigError, EmbeddingError
+from test_embed import ONIONS, PARAPHRASE, UNRELATED, assert_unit_rows
 
 # --- OpenAIEmbedder over a faked transport ------------------------------------------------
 
@@ -75,16 +74,18 @@ def test_openai_dim_comes_from_the_first_response(server):
 
 def test_openai_retries_429_honouring_retry_after(server):
     server.route.side_effect = [httpx.Response(429, headers={"Retry-After": "1"}), server.embeddings]
-    started = time.perf_counter()
-    vector = server.embedder().embed_query("a car")
-    assert time.perf_counter() - started >= 0.95  # waited Retry-After (1 s), not the first backoff (<= 0.5 s)
+    waits: list[float] = []
+    vector = server.embedder(sleep=waits.append).embed_query("a car")
+    assert waits == [1.0]  # waited Retry-After (1 s), not the first backoff (<= 0.5 s)
     assert server.route.call_count == 2
     assert_unit_rows(vector, 8)
 
 
 def test_openai_retries_timeouts(server):
     server.route.side_effect = [httpx.ReadTimeout("slow"), server.embeddings]
-    assert_unit_rows(server.embedder().embed_query("a car"), 8)
+    waits: list[float] = []
+    assert_unit_rows(server.embedder(sleep=waits.append).embed_query("a car"), 8)
+    assert len(waits) == 1 and 0.375 <= waits[0] <= 0.5  # the first backoff, with its jitter
 
 
 def test_openai_gives_up_on_persistent_5xx_with_the_server_message(server):

@@ -12,8 +12,8 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from build_helpers import dump_memory, scenes_video
 
+from build_helpers import dump_memory, scenes_video
 from memtools.build import BuildConfig, build_videos
 from memtools.build.settings import BuildSettings, vlm_from_settings
 from memtools.build.testing import ScriptedPerception

@@ -28,8 +28,9 @@ def dense_captions(path, videos: int, captions: int = 5, unique: bool = False):
     data = {}
     for v in range(videos):
         steps = [(10.0 * c + v % 3, 10.0 * c + 8 + v % 3) for c in range(captions)]
+        where = f" at station {v}" if unique else ""
         data[f"clip{v:03d}"] = {"duration": 10.0 * captions + 5, "timestamps": steps,
-                                "sentences": [f"The cook {ACTIONS[(v + c) % len(ACTIONS)]}{f' at station {v}' if unique else ''}."
+                                "sentences": [f"The cook {ACTIONS[(v + c) % len(ACTIONS)]}{where}."
                                               for c in range(captions)]}
     path.write_text(json.dumps(data))
     return path

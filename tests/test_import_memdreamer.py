@@ -24,12 +24,12 @@ import pytest
 from memtools.cli import main
 from memtools.embed import TestEmbedder
 from memtools.errors import ImportFormatError
-from memtools.importers.memdreamer import (
+from memtools.memdreamer import (
     find_videos,
     import_memdreamer,
     read_memdreamer,
 )
-from memtools.importers.memdreamer_export import export_memdreamer
+from memtools.memdreamer.export import export_memdreamer
 from memtools.store import Memory
 from memtools.testing import kitchen_graph, with_speech
 from memtools.tools import MemoryTools

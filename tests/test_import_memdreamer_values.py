@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtools.importers.memdreamer_values import fit_label, time_range
+from memtools.memdreamer.values import fit_label, time_range
 from memtools.schema import EdgeCategory, NodeKind
 
 

@@ -8,11 +8,11 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from agent_helpers import kitchen_memory
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from mcp_support import VALID_CALLS
 
+from agent_helpers import kitchen_memory
+from mcp_support import VALID_CALLS
 from memtools.agent.testing import ScriptedChatModel, tool_call
 from memtools.langchain import as_langchain_tools
 from memtools.tools import TOOL_SPECS, MemoryTools

@@ -16,8 +16,8 @@ import subprocess
 import sys
 
 import pytest
-from mcp_support import mcp_command, shared_memory
 
+from mcp_support import mcp_command, shared_memory
 from memtools.tools import TOOL_SPECS
 
 pytestmark = pytest.mark.slow

@@ -14,8 +14,8 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import ImageContent, ResourceLink, TextContent
-from mcp_support import VALID_CALLS, jpeg, shared_memory
 
+from mcp_support import VALID_CALLS, jpeg, shared_memory
 from memtools.mcp import MAX_RESULT_CHARS, build_server
 from memtools.mcp.adapter import FramesOut, output_model
 from memtools.tools import TOOL_SPECS
@@ -43,7 +43,7 @@ def text_of(result) -> str:
     return "\n".join(b.text for b in result.content if isinstance(b, TextContent))
 
 
-async def test_lists_nine_tools_generated_from_the_specs(connect):
+async def test_lists_every_tool_generated_from_the_specs(connect):
     async with connect() as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) == set(TOOL_SPECS)
@@ -238,11 +238,11 @@ def test_serve_options_are_shared_by_the_cli_and_the_console_script(capsys):
 async def test_frames_decoded_from_the_source_video_link_to_the_frame_at_their_time(tmp_path):
     import cv2
     import numpy as np
-    from synthetic_video import read_stamp, stamped_frames, write_video
 
     from memtools.embed.testing import TestEmbedder
     from memtools.store import Memory
     from memtools.testing import kitchen_graph
+    from synthetic_video import read_stamp, stamped_frames, write_video
 
     graph = kitchen_graph("clip")
     graph.video.source_path = str(write_video(tmp_path / "clip.avi", stamped_frames(60)))  # 6 s at 10 fps

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 from mcp.types import TextContent
-from mcp_support import VALID_CALLS, shared_memory
 
+from mcp_support import VALID_CALLS, shared_memory
 from memtools.mcp import build_server
 from memtools.mcp.adapter import ERROR_KIND_META
 from memtools.tools import TOOL_SPECS
@@ -112,6 +112,6 @@ async def test_null_for_an_optional_argument_means_its_default_and_json_string_l
 async def test_error_kinds_travel_in_meta(connect):
     async with connect() as client:
         missing = await client.call_tool("get_subgraph", {"macro_id": "kitchen/macro_0099"})
-        assert "does not exist" in one_line_error(missing)  # a plain ToolError from the core
+        assert "does not exist" in one_line_error(missing, "not-found")  # a ToolNotFound from the core
         ok = await client.call_tool("get_summary", {"video_id": "kitchen"})
         assert not ok.is_error and not (ok.meta or {}).get(ERROR_KIND_META)

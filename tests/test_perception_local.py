@@ -18,7 +18,6 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from synthetic_video import scene  # noqa: E402
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers  # noqa: E402
 from transformers import (  # noqa: E402
     BatchFeature,
@@ -33,6 +32,7 @@ from memtools.errors import ConfigError, PerceptionError  # noqa: E402
 from memtools.perception import PerceptionRequest, block_model_requests  # noqa: E402
 from memtools.perception.local import LocalVLM, select_device  # noqa: E402
 from memtools.video import encode_jpeg  # noqa: E402
+from synthetic_video import scene  # noqa: E402
 
 SPECIAL = ["<pad>", "<unk>", "<s>", "</s>", "<image>"]
 SIDE, PATCH = 32, 8
@@ -65,7 +65,8 @@ class TinyLlavaProcessor:
         self.calls: list[tuple[str, int]] = []
 
     def apply_chat_template(self, messages, *, add_generation_prompt: bool, tokenize: bool) -> str:
-        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt, tokenize=tokenize)
+        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt,
+                                                  tokenize=tokenize)
 
     def __call__(self, *, text: str, images=None, return_tensors: str = "pt") -> BatchFeature:
         images = images or []
@@ -87,7 +88,8 @@ def tiny_model():
     tokenizer = tiny_tokenizer()
     config = LlavaConfig(
         vision_config=CLIPVisionConfig(
-            hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=SIDE, patch_size=PATCH
+            hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=SIDE,
+            patch_size=PATCH
         ),
         text_config=LlamaConfig(
             vocab_size=len(tokenizer),
@@ -113,7 +115,8 @@ def jpeg(k: int) -> bytes:
     return encode_jpeg(scene(k))
 
 
-REQUEST = PerceptionRequest(prompt="What happens?", frames=[(1.0, jpeg(0)), (62.0, jpeg(1))], system="Be brief.", max_tokens=6)
+REQUEST = PerceptionRequest(prompt="What happens?", frames=[(1.0, jpeg(0)), (62.0, jpeg(1))], system="Be brief.",
+                            max_tokens=6)
 
 
 async def test_generates_from_labelled_frames(tiny_model):
@@ -138,7 +141,9 @@ async def test_generates_from_labelled_frames(tiny_model):
     prompt_ids = tokenizer(prompt.replace("<image>", "<image>" * IMAGE_TOKENS))["input_ids"]
     assert response.usage.prompt_tokens == len(prompt_ids)
     assert 1 <= response.usage.completion_tokens <= 6
-    assert response.finish_reason in ("stop", "length")
+    # a random tiny model: it either hits the token limit without an end token, or stops on one
+    assert response.finish_reason == ("length" if response.usage.completion_tokens == REQUEST.max_tokens
+                                       and not response.text.endswith(tokenizer.eos_token or "\0") else "stop")
     assert vlm.usage.calls == 1 and vlm.model_name
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
@@ -22,7 +22,8 @@ JPEG_B = b"\xff\xd8\xff\xe0fake-jpeg-b"
 FAST = RetryPolicy(max_attempts=3, backoff_base=0.5, backoff_max=4.0, jitter=0.5)
 
 
-def completion(text: str = "a person opens a door", prompt_tokens: int = 100, completion_tokens: int = 7) -> httpx.Response:
+def completion(text: str = "a person opens a door", prompt_tokens: int = 100,
+               completion_tokens: int = 7) -> httpx.Response:
     return httpx.Response(
         200,
         json={
@@ -102,7 +103,8 @@ async def test_success_sends_labelled_images_and_parses_the_answer(router, monke
         ({"json_mode": True}, {"type": "json_object"}),
         (
             {"json_schema": {"title": "Macro events", "type": "object"}},
-            {"type": "json_schema", "json_schema": {"name": "Macro_events", "schema": {"title": "Macro events", "type": "object"}}},
+            {"type": "json_schema",
+             "json_schema": {"name": "Macro_events", "schema": {"title": "Macro events", "type": "object"}}},
         ),
     ],
 )
@@ -133,7 +135,7 @@ async def test_429_waits_what_retry_after_says_then_succeeds(router):
 
 
 async def test_retry_after_as_http_date(router):
-    when = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
+    when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     router.post("/chat/completions").mock(side_effect=[error(503, "busy", {"Retry-After": when}), completion()])
     sleeps = Sleeps()
     await make_vlm(router, sleeps).complete(REQUEST)
@@ -262,6 +264,7 @@ def test_backoff_doubles_and_is_capped():
 def test_parse_retry_after():
     assert parse_retry_after(httpx.Headers({"Retry-After": "7"})) == 7.0
     assert parse_retry_after(httpx.Headers({"retry-after-ms": "1500", "Retry-After": "9"})) == 1.5
-    assert parse_retry_after(httpx.Headers({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"}), now=lambda: 1445412470.0) == 10.0
+    date = httpx.Headers({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})
+    assert parse_retry_after(date, now=lambda: 1445412470.0) == 10.0
     assert parse_retry_after(httpx.Headers({"Retry-After": "soon"})) is None
     assert parse_retry_after(httpx.Headers({})) is None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import memtools
 import memtools.errors
 import memtools.store
@@ -39,6 +41,33 @@ def test_error_tree():
 
 def test_importing_memtools_does_not_import_heavy_front_ends():
     code = ("import sys, memtools; heavy = [m for m in ('torch', 'transformers', 'langgraph', 'mcp', 'cv2') "
+            "if m in sys.modules]; print(','.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
+
+
+def test_the_fakes_are_gathered_in_memtools_testing():
+    import memtools.testing as testing
+    from memtools.agent.testing import ScriptedChatModel
+    from memtools.embed.testing import TestEmbedder
+    from memtools.perception.testing import FunctionVLM
+
+    assert sorted(testing.__all__) == sorted([
+        "KITCHEN_SPEECH", "FunctionChatModel", "FunctionRecognizer", "FunctionVLM", "ReplayVLM", "ScriptedChatModel",
+        "ScriptedEndpoint", "ScriptedPerception", "TestEmbedder", "TestImageEmbedder", "block_model_requests",
+        "kitchen_graph", "scripted_vlm", "text_reply", "tool_call", "with_speech"])
+    assert set(testing.FAKES) <= set(testing.__all__) and set(testing.FAKES) <= set(dir(testing))
+    for name in testing.FAKES:  # each is the real object from its home module, documented here
+        assert getattr(testing, name) is getattr(sys.modules[testing.FAKES[name]], name)
+        assert f"``{name}(" in testing.__doc__, f"memtools.testing's docstring should say what {name} is"
+    assert (testing.TestEmbedder, testing.ScriptedChatModel, testing.FunctionVLM) == (
+        TestEmbedder, ScriptedChatModel, FunctionVLM)
+    with pytest.raises(AttributeError, match="no attribute 'RealModel'"):
+        testing.RealModel  # noqa: B018 - the attribute access is the test
+
+
+def test_importing_memtools_testing_stays_light():
+    code = ("import sys, memtools.testing; heavy = [m for m in ('torch', 'langgraph', 'langchain_core', 'ray') "
             "if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""

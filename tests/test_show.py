@@ -8,7 +8,6 @@ import re
 import cv2
 import numpy as np
 import pytest
-from show_support import long_site, page_data, sample_memory
 
 from memtools.cli import main
 from memtools.embed import TestEmbedder
@@ -16,6 +15,7 @@ from memtools.show import export_show
 from memtools.show.collect import VideoRow
 from memtools.show.page import PAGE_SIZE, library_pages
 from memtools.store import Memory
+from show_support import long_site, page_data, sample_memory
 
 TWO_MB = 2 * 1024 * 1024
 

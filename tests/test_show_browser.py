@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from show_support import HAVE_CHROMIUM, NO_CHROMIUM, chromium, console_errors, long_site, sample_memory
 
 from memtools.embed import TestEmbedder
 from memtools.show import export_show
 from memtools.store import Memory
+from show_support import HAVE_CHROMIUM, NO_CHROMIUM, chromium, console_errors, long_site, sample_memory
 
 pytestmark = pytest.mark.skipif(not HAVE_CHROMIUM, reason=NO_CHROMIUM)
 

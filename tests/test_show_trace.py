@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import pytest
 import respx
-from show_support import HAVE_CHROMIUM, NO_CHROMIUM, chromium, console_errors, page_data
-from test_cli_ask_eval import BASE, FakeLLM, ask_argv, calls, completion, run_eval_cli, write_questions
 
 from memtools.cli import main
 from memtools.show.trace import node_ids, steps
+from show_support import HAVE_CHROMIUM, NO_CHROMIUM, chromium, console_errors, page_data
+from test_cli_ask_eval import BASE, FakeLLM, ask_argv, calls, completion, run_eval_cli, write_questions
 
 pytest.importorskip("langchain_openai")
 
 SCRIPT = [
-    completion(calls("search_nodes", useful_info="fire phase: kitchen/super_01", query="the cook covers the burning pan")),
+    completion(calls("search_nodes", useful_info="fire phase: kitchen/super_01",
+                     query="the cook covers the burning pan")),
     completion(calls("get_subgraph", useful_info="evt_002 in kitchen/macro_0002 covers the pan",
                      macro_id="kitchen/macro_0002")),
     completion(calls("answer", useful_info="kitchen/macro_0002/evt_002: the cook smothers the fire with a lid",

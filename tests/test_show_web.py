@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+
 from mcp_support import http_server
 from show_support import HAVE_CHROMIUM, NO_CHROMIUM, chromium, console_errors, page_data, sample_memory
 

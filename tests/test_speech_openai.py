@@ -6,12 +6,12 @@ import httpx
 import numpy as np
 import pytest
 import respx
-from test_perception_openai import Sleeps
 
 from memtools.errors import SpeechError
 from memtools.perception import RetryPolicy
 from memtools.speech.openai import OpenAIRecognizer
 from memtools.video.audio import SAMPLE_RATE, AudioChunk
+from test_perception_openai import Sleeps
 
 BASE = "http://asr.test/v1"
 FAST = RetryPolicy(max_attempts=3, backoff_base=0.5, backoff_max=4.0, jitter=0.0)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from audio_video import tone, write_av_video
 from build_helpers import dump_memory
 

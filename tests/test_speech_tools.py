@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_tools_golden import assert_golden
 
 from memtools.embed.testing import TestEmbedder
 from memtools.errors import ToolError
@@ -15,6 +14,8 @@ from memtools.store import Memory
 from memtools.testing import kitchen_graph, with_speech
 from memtools.tools import TOOL_SPECS, MemoryTools
 from memtools.tools.transcript import TRANSCRIPT_LINES
+from test_tools_golden import assert_golden
+
 
 @pytest.fixture(scope="module")
 def tools(tmp_path_factory):
@@ -75,7 +76,8 @@ def test_a_long_transcript_comes_in_pages_and_the_named_call_gets_the_rest(tools
 def test_the_window_and_as_of_select_what_was_said(tools):
     window = tools.get_transcript("lecture", 95, 125)
     assert [line.text for line in window.lines] == [f"Sentence number {i} of the lecture." for i in (9, 10, 11, 12)]
-    assert tools.get_transcript("lecture", 95, 125, as_of_sec=110).lines[-1].text == "Sentence number 10 of the lecture."
+    last = tools.get_transcript("lecture", 95, 125, as_of_sec=110).lines[-1]
+    assert last.text == "Sentence number 10 of the lecture."
     silence = tools.get_transcript("kitchen", 17, 39)
     assert not silence.lines and silence.render().startswith("No speech in [0:00:17-0:00:39] of video 'kitchen'")
 

@@ -4,8 +4,8 @@ arguments), and ``MemoryTools.keyframe``, the lookup behind the MCP keyframe res
 from __future__ import annotations
 
 import pytest
-from mcp_support import VALID_CALLS, jpeg, shared_memory
 
+from mcp_support import VALID_CALLS, jpeg, shared_memory
 from memtools.errors import ToolError, ToolNotFound
 from memtools.store import Memory
 from memtools.tools import TOOL_SPECS, Frames, MemoryTools
@@ -32,7 +32,9 @@ def test_frames_come_as_jpeg_bytes(tools):
 
 
 @pytest.mark.parametrize(("name", "arguments", "kind", "message"), [
-    ("get_subgraph", {"macro_id": "kitchen/macro_0099"}, "bad-arguments", "macro event 'kitchen/macro_0099' does"),
+    ("get_subgraph", {"macro_id": "kitchen/macro_0099"}, "not-found", "macro event 'kitchen/macro_0099' does"),
+    ("get_summary", {"video_id": "nope"}, "not-found", "no video 'nope' in this memory"),
+    ("get_entity_timeline", {"name": "unicorn"}, "not-found", "unicorn"),
     ("get_subgraph", ["kitchen/macro_0002"], "bad-arguments",
      'the arguments of get_subgraph must be an object of named arguments, not ["kitchen/macro_0002"]'),
     ("get_summary", {"video": "kitchen"}, "bad-arguments",
@@ -77,3 +79,15 @@ def test_a_keyframe_whose_file_is_gone_is_named(tmp_path):
     with Memory.open(path) as memory:
         with pytest.raises(ToolNotFound, match="keyframe 'kitchen/kf_0002' has no image file"):
             MemoryTools(memory).keyframe("kitchen/kf_0002")
+
+
+def test_a_damaged_memory_is_unavailable_not_a_bad_call(tmp_path):
+    import shutil
+
+    from mcp_support import make_memory
+
+    path = make_memory(tmp_path)
+    shutil.rmtree(path / "vectors")  # the searchable nodes lost their table
+    with Memory.open(path) as memory:
+        outcome = TOOL_SPECS["get_summary"].invoke(MemoryTools(memory), {"video_id": "kitchen"})
+    assert outcome.error == "unavailable" and "memtools repair" in outcome.message

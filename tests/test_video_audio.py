@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from audio_video import corrupt_audio, tone, write_av_video
 
+from audio_video import corrupt_audio, tone, write_av_video
 from memtools.errors import VideoError
 from memtools.video.audio import SAMPLE_RATE, audio_duration, has_audio, iter_audio, read_audio
 

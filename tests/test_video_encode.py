@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from synthetic_video import scene
 
 from memtools.errors import VideoError
 from memtools.video import decode_jpeg, encode_jpeg, fit_within
+from synthetic_video import scene
 
 
 def noise_image(height: int, width: int) -> np.ndarray:

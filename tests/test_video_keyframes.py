@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 import pytest
-from synthetic_video import STORY, STORY_FPS, blurred, noisy, pan, scene, story_frames, write_video
 
 from memtools.video import (
     AnalyzedFrame,
@@ -28,6 +28,7 @@ from memtools.video import (
     ssim,
     uniform_times,
 )
+from synthetic_video import STORY, STORY_FPS, blurred, noisy, pan, scene, story_frames, write_video
 
 GOLDEN = Path(__file__).parent / "golden" / "video_keyframes.json"
 UPDATE_GOLDEN = os.environ.get("MEMTOOLS_UPDATE_GOLDEN") == "1"
@@ -114,7 +115,7 @@ def test_max_gap_forces_a_keyframe_in_a_static_stretch():
     assert [f.t for f in without] == [0.0]
     # the stand-in is the sharpest frame of the later half of the gap (ties: the earliest)
     assert [f.t for f in with_gap] == [0.0, 5.0, 11.0, 16.0, 22.0]
-    assert all(b.t - a.t <= 10.0 for a, b in zip(with_gap, with_gap[1:]))
+    assert all(b.t - a.t <= 10.0 for a, b in pairwise(with_gap))
 
 
 def test_custom_gates_replace_the_configured_ones():
@@ -196,7 +197,7 @@ def test_story_keyframes_match_golden(story):
     assert len(static) == 1 and blur == [] and len(sharp) == 1
     assert len(panning) >= 3
     assert duplicate == []
-    assert len(tail) >= 2 and all(b - a <= 5.0 for a, b in zip(tail, tail[1:]))
+    assert len(tail) >= 2 and all(b - a <= 5.0 for a, b in pairwise(tail))
     assert selector.stats.rejected["blur"] >= 2 and selector.stats.rejected["duplicate"] >= 3
 
 
@@ -204,7 +205,8 @@ def test_story_keyframes_match_golden(story):
 def test_presets_on_the_story_keep_few_but_cover_every_scene(story, preset):
     config = getattr(KeyframeConfig, preset)()
     info = probe(story)
-    keyframes = select_keyframes(sample_frames(story, uniform_times(info.duration, every_sec=config.sample_every_sec)), config)
+    times = uniform_times(info.duration, every_sec=config.sample_every_sec)
+    keyframes = select_keyframes(sample_frames(story, times), config)
     starts = {s for s, _, _ in STORY}
     assert 3 <= len(keyframes) <= 10
     # scene 0, scene 1 (sharp), the pan and scene 3 each have a keyframe

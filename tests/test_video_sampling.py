@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from synthetic_video import HidingCapture, read_stamp, stamped_frames, write_raw_mjpeg, write_video, write_vfr_mp4
 
 from memtools.errors import VideoError
 from memtools.video import Frame, read_frame_at, sample_frames, uniform_times
+from synthetic_video import HidingCapture, read_stamp, stamped_frames, write_raw_mjpeg, write_vfr_mp4, write_video
 
 SEQUENTIAL, SEEKING = math.inf, 0.0  # seek_threshold values forcing one strategy
 VFR_DURATIONS = [0.2] * 20 + [0.05] * 20  # frame i starts at VFR_STARTS[i]

@@ -188,11 +188,11 @@ def render_costs(rows: Iterable[CostRow], prices: PriceTable) -> str:
     for row in rows:
         by_video[row.video_id].append(row)
     lines = ["video                              calls   tokens in  tokens out   cost"]
-    total, unpriced = 0.0, set()
+    total, unpriced = 0.0, set[str]()
 
     def money(items: list[CostRow]) -> str:
         costs = [prices.cost(r.model, r.tally) for r in items]
-        unpriced.update(r.model for r, c in zip(items, costs) if c is None)
+        unpriced.update(r.model for r, c in zip(items, costs, strict=True) if c is None)
         known = sum(c for c in costs if c is not None)
         return f"${known:.4f}" + ("" if all(c is not None for c in costs) else " + unpriced")
 

@@ -51,8 +51,10 @@ def hit_text(node: Node) -> str:
         parts = [node.label, node.summary]
     elif isinstance(node, Video):
         parts = [node.title or node.id, node.description]
-    else:
+    elif isinstance(node, SuperEvent):
         parts = [node.label, node.description]
+    else:  # a keyframe: no words of its own
+        parts = [f"keyframe at {hms(node.t)}"]
     kept = [p.strip() for p in parts if p and p.strip()]
     if len(kept) == 2 and kept[1].lower().startswith(kept[0].lower().rstrip(".")):
         kept = kept[1:]

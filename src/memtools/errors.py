@@ -18,11 +18,12 @@ Two audiences react to errors, so there are two branches:
     └── BuildError                 the construction pipeline could not finish
 
     ToolError                      model-facing: written for an LLM to read and act on
-    ├── ToolNotFound               an id the call named does not exist
-    └── ToolBusy                   the memory is being written; the same call works shortly
+    ├── ToolNotFound               an id (or name) the call named does not exist
+    ├── ToolBusy                   the memory is being written; the same call works shortly
+    └── MemoryDamaged              (see above) the memory needs a repair first
 
-Every ``ToolError`` carries a ``kind`` (``"bad-arguments"``, ``"not-found"``, ``"busy"``) that
-front ends read instead of comparing message texts.
+Every ``ToolError`` carries a ``kind`` (``"bad-arguments"``, ``"not-found"``, ``"busy"``,
+``"unavailable"``) that front ends read instead of comparing message texts.
 
 Third-party exceptions (kuzu, lance, cv2, httpx) are translated where they are caught and
 chained with ``raise ... from exc``; they never leak out of memtools.
@@ -116,8 +117,11 @@ class MemoryDamaged(MemoryError_, ToolError):
     """A part of the memory folder is missing or disagrees with the others.
 
     Also a ``ToolError``, so every front end shows a tool caller the message, which names the
-    damage and the command that repairs it (``memtools check`` / ``memtools repair``).
+    damage and the command that repairs it (``memtools check`` / ``memtools repair``). Its kind
+    is ``unavailable``: no other arguments help until a developer repairs the memory.
     """
+
+    kind: ToolErrorKind = "unavailable"
 
 
 __all__ = [

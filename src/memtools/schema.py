@@ -46,10 +46,10 @@ from memtools.ontology import (  # noqa: F401 - re-exported: the vocabulary is p
     category_of,
     entity_id,
     event_id,
+    joins,
     keyframe_id,
     kind_of_id,
     macro_id,
-    joins,
     ocr_id,
     slugify_video_id,
     speech_id,
@@ -257,12 +257,16 @@ class VideoGraph(_Model):
         yield from self.speech
         yield from self.keyframes
 
+    def macro_children(self) -> list[Entity | MicroEvent | OcrText | Speech]:
+        """The nodes that hang under a macro event (entities, micro-events, on-screen text, speech)."""
+        return [*self.entities, *self.events, *self.ocr, *self.speech]
+
     def hierarchy_edges(self) -> list[Edge]:
         """CONTAINS edges implied by the parent fields (video->super->macro->subgraph)."""
         contains = EdgeCategory.HIERARCHY
         edges = [Edge(source=self.video.id, target=s.id, category=contains, label="CONTAINS") for s in self.supers]
         edges += [Edge(source=m.super_id, target=m.id, category=contains, label="CONTAINS") for m in self.macros]
-        for child in [*self.entities, *self.events, *self.ocr, *self.speech]:
+        for child in self.macro_children():
             edges.append(Edge(source=child.macro_id, target=child.id, category=contains, label="CONTAINS"))
         return edges
 
@@ -283,7 +287,7 @@ class VideoGraph(_Model):
         for m in self.macros:
             if kinds.get(m.super_id) is not NodeKind.SUPER:
                 problems.append(f"macro {m.id!r} names missing super event {m.super_id!r}")
-        for child in [*self.entities, *self.events, *self.ocr, *self.speech]:
+        for child in self.macro_children():
             if kinds.get(child.macro_id) is not NodeKind.MACRO:
                 problems.append(f"{child.id!r} names missing macro event {child.macro_id!r}")
         for kf in self.keyframes:
@@ -300,7 +304,8 @@ class VideoGraph(_Model):
                 continue
             if not joins(e.category, e.label, src, dst):
                 problems.append(
-                    f"edge {e.source} -{e.label}-> {e.target}: {e.category.value} edges do not join {src.value}->{dst.value}"
+                    f"edge {e.source} -{e.label}-> {e.target}: {e.category.value} edges do not join "
+                    f"{src.value}->{dst.value}"
                 )
         if problems:
             shown = "; ".join(problems[:10])

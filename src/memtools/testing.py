@@ -1,4 +1,36 @@
-"""A small, hand-written video graph for tests and examples of the tool output.
+"""Everything a test or an example needs instead of a real model, in one place.
+
+The fakes live beside what they stand in for and are re-exported here (imported on first use,
+so ``import memtools.testing`` stays light). Each behaves like the real part, or the tests that
+use it would prove nothing:
+
+Embedders
+    ``TestEmbedder(dim)``          text -> vector by bag-of-words feature hashing: no model, no
+                                   download, microseconds per text (``memtools.embed.testing``).
+    ``TestImageEmbedder()``        image -> its mean colour, query -> the colours it names, so
+                                   "red" finds red frames (``memtools.embed.images``).
+Vision-language models (perception)
+    ``FunctionVLM(fn)``            answers each request with ``fn(request)``; keeps every request
+                                   (``memtools.perception.testing``).
+    ``ReplayVLM(path)``            answers only requests recorded in a file (the bundled sample).
+    ``block_model_requests()``     a context manager: any real model request inside raises.
+Construction (build)
+    ``ScriptedPerception()``       answers the segment / extract / aggregate prompts like a
+                                   well-behaved model, deterministically (``memtools.build.testing``).
+    ``scripted_vlm()``             a ``FunctionVLM`` over ``ScriptedPerception`` (``memtools build
+                                   --vlm python:memtools.build.testing:scripted_vlm`` dry-runs a build).
+    ``ScriptedEndpoint()``         a picklable ``ScriptedPerception`` endpoint for Ray fleet runs, with
+                                   latency, a call log and a worker that dies on cue (``memtools.fleet.testing``).
+Chat models (the ORA loop)
+    ``ScriptedChatModel(responses=[...])``  replays replies in order; records every prompt.
+    ``FunctionChatModel(func)``    replies with ``func(messages, tools)``.
+    ``tool_call(name, **args)`` / ``text_reply(content)``  the replies such models return
+                                   (``memtools.agent.testing``).
+Speech
+    ``FunctionRecognizer(fn)``     a speech recogniser that calls ``fn(chunk)`` (``memtools.speech.base``).
+Data
+    ``kitchen_graph()``            a hand-made 6-minute cooking video graph (below); ``with_speech(graph)``
+                                   adds what the cook says.
 
 ``kitchen_graph()`` is a 6-minute cooking video: two super events, three macro events,
 entities with roles, on-screen text and a cause -> effect chain (the pan catches fire because
@@ -8,6 +40,9 @@ says (utterances with SAYS / ABOUT edges), for the speech tools.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from memtools.schema import (
     Edge,
@@ -29,6 +64,47 @@ from memtools.schema import (
     speech_id,
     super_id,
 )
+
+if TYPE_CHECKING:
+    from memtools.agent.testing import FunctionChatModel, ScriptedChatModel, text_reply, tool_call
+    from memtools.build.testing import ScriptedPerception, scripted_vlm
+    from memtools.embed.images import TestImageEmbedder
+    from memtools.embed.testing import TestEmbedder
+    from memtools.fleet.testing import ScriptedEndpoint
+    from memtools.perception.replay import ReplayVLM
+    from memtools.perception.testing import FunctionVLM, block_model_requests
+    from memtools.speech.base import FunctionRecognizer
+
+FAKES = {
+    "TestEmbedder": "memtools.embed.testing",
+    "TestImageEmbedder": "memtools.embed.images",
+    "FunctionVLM": "memtools.perception.testing",
+    "ReplayVLM": "memtools.perception.replay",
+    "block_model_requests": "memtools.perception.testing",
+    "ScriptedPerception": "memtools.build.testing",
+    "scripted_vlm": "memtools.build.testing",
+    "ScriptedEndpoint": "memtools.fleet.testing",
+    "ScriptedChatModel": "memtools.agent.testing",
+    "FunctionChatModel": "memtools.agent.testing",
+    "tool_call": "memtools.agent.testing",
+    "text_reply": "memtools.agent.testing",
+    "FunctionRecognizer": "memtools.speech.base",
+}
+"""Each re-exported fake -> the module it lives in (imported on first use: the chat fakes load
+LangChain, the fleet fake Ray's helpers)."""
+
+
+def __getattr__(name: str) -> Any:
+    module = FAKES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memtools.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(FAKES))
 
 
 def kitchen_graph(video_id: str = "kitchen") -> VideoGraph:
@@ -148,3 +224,10 @@ def with_speech(graph: VideoGraph) -> VideoGraph:
     ]
     graph.check()
     return graph
+
+
+__all__ = [
+    "KITCHEN_SPEECH", "FunctionChatModel", "FunctionRecognizer", "FunctionVLM", "ReplayVLM", "ScriptedChatModel",
+    "ScriptedEndpoint", "ScriptedPerception", "TestEmbedder", "TestImageEmbedder", "block_model_requests",
+    "kitchen_graph", "scripted_vlm", "text_reply", "tool_call", "with_speech",
+]

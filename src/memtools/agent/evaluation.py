@@ -186,7 +186,7 @@ def run_eval(graph: Any, questions: list[Question], out_dir: str | os.PathLike, 
             run.records.append(record)
             if on_done:
                 on_done(record)
-    order = {(q.video_key, q.uid): i for i, q in enumerate(questions)}
+    order: dict[tuple[Any, Any], int] = {(q.video_key, q.uid): i for i, q in enumerate(questions)}
     run.records.sort(key=lambda r: order.get((r.get("video_key"), r.get("uid")), len(order)))
     _write_json(out / "summary.json", {**run.summary(), "errors_by_uid": run.errors, "skipped_by_uid": run.skipped})
     return run

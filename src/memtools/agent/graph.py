@@ -38,7 +38,7 @@ def _with_default(fn: Callable[..., Any], default: ORAContext | None) -> Callabl
     return run
 
 
-def ora_state_graph(default: ORAContext | None = None) -> StateGraph:
+def ora_state_graph(default: ORAContext | None = None) -> StateGraph[ORAState, ORAContext, ORAInput, ORAOutput]:
     """The uncompiled ORA graph, for adding nodes or compiling with a checkpointer."""
     g = StateGraph(ORAState, context_schema=ORAContext, input_schema=ORAInput, output_schema=ORAOutput)
     g.add_node("observe", _with_default(observe, default))

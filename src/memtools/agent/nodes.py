@@ -29,7 +29,7 @@ from memtools.agent.parsing import (
     parse_tool_reply,
     with_defaults,
 )
-from memtools.agent.state import ORAContext, ORAState, empty_exploration
+from memtools.agent.state import Exploration, ORAContext, ORAState, empty_exploration
 from memtools.errors import ConfigError, ToolError
 from memtools.tools import TOOL_SPECS, ToolOutcome
 from memtools.tools.text import clip, hms, span
@@ -107,7 +107,9 @@ def observe(state: ORAState, runtime: Runtime[ORAContext]) -> dict[str, Any]:
     result = state.get("result")
     if result is None:
         return {}
-    exploration = {k: list(v) for k, v in (state.get("exploration") or empty_exploration()).items()}
+    seen = state.get("exploration") or empty_exploration()
+    exploration = Exploration(queries=list(seen["queries"]), calls=list(seen["calls"]),
+                              macros_found=list(seen["macros_found"]), macros_opened=list(seen["macros_opened"]))
     notes = list(result.get("notes") or [])
     if result["tool"] is None:  # a failed round: show the undigested observation again
         text = f"{result['text']}\n\nThe previous observation, again:\n{state.get('observation') or ''}"

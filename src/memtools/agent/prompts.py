@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -56,7 +57,8 @@ _GROUPS = {"navigation": "Hierarchical navigation", "search": "Precise search", 
            "inspect": "Visual inspection"}
 
 
-_DROP_KEYS = {"title", "maxLength", "maxItems", "additionalProperties"}  # validation still happens on our side, with TOOL_SPECS
+# validation still happens on our side, with TOOL_SPECS
+_DROP_KEYS = {"title", "maxLength", "maxItems", "additionalProperties"}
 
 
 def compact_schema(schema: Any) -> Any:
@@ -145,7 +147,8 @@ def render_call(tool: str, args: dict[str, Any], limit: int = 90) -> str:
 
 # --- the system prompt ---------------------------------------------------------------------
 
-_INTRO = """You are the reasoning model of an Observation-Reason-Action loop over a hierarchical graph memory of videos. \
+_INTRO = """You are the reasoning model of an Observation-Reason-Action loop over a hierarchical \
+graph memory of videos. \
 Each round you read one observation, keep what matters from it, then either answer or call exactly one tool.
 
 # Memory hierarchy
@@ -273,7 +276,7 @@ def render_exploration(exploration: dict[str, Any], limit: int = 15) -> str:
     return "\n".join(lines)
 
 
-def render_observation(state: dict[str, Any], budget: int) -> str:
+def render_observation(state: Mapping[str, Any], budget: int) -> str:
     r = state.get("round", 0)
     source = state.get("observation_source") or "overview"
     head = "overview of the memory" if r == 0 else f"result of round {r}: {source}"
@@ -288,7 +291,7 @@ def clip_block(text: str, budget: int) -> str:
     return cut + f"\n… {len(text) - len(cut)} more characters cut; narrow the call to see them."
 
 
-def round_prompt(state: dict[str, Any], max_rounds: int, observation_chars: int, notes_chars: int) -> str:
+def round_prompt(state: Mapping[str, Any], max_rounds: int, observation_chars: int, notes_chars: int) -> str:
     r = state.get("round", 0)
     left = max_rounds - r
     turn = (f"# Round {r}: {left} tool call(s) left"
@@ -304,7 +307,7 @@ def round_prompt(state: dict[str, Any], max_rounds: int, observation_chars: int,
     ])
 
 
-def forced_prompt(state: dict[str, Any], observation_chars: int, notes_chars: int) -> str:
+def forced_prompt(state: Mapping[str, Any], observation_chars: int, notes_chars: int) -> str:
     return "\n\n".join([
         render_question(state["question"], state.get("options") or {}),
         render_notes(state.get("useful_info") or [], notes_chars),

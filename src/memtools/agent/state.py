@@ -17,11 +17,11 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired, Required
 
 from pydantic import ConfigDict
 from pydantic.json_schema import SkipJsonSchema
-from typing_extensions import NotRequired, Required, TypedDict
+from typing_extensions import TypedDict
 
 from memtools.tools import MemoryTools
 
@@ -148,7 +148,8 @@ class ORAContext:
         from memtools.tools import TOOL_SPECS
 
         visual = self.tools.memory.manifest.image_embedder is not None
-        return tuple(n for n in TOOL_SPECS if (self.images or n != "inspect_frames") and (visual or n != "search_frames"))
+        return tuple(n for n in TOOL_SPECS
+                     if (self.images or n != "inspect_frames") and (visual or n != "search_frames"))
 
     def reasoner(self) -> tuple[str, Any]:
         """``(protocol, runnable)``: the model bound to the ORA tools, or the bare model for JSON."""

@@ -12,7 +12,7 @@ import itertools
 import json
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
@@ -55,6 +55,14 @@ def prompt_text(messages: Sequence[BaseMessage]) -> str:
 class _Recording:
     """Shared by the fakes: the prompts and call options seen, guarded for threads."""
 
+    if TYPE_CHECKING:  # the fakes below define these (pydantic fields and a private lock)
+        supports_tools: bool
+        prompts: list[list[BaseMessage]]
+        call_kwargs: list[dict[str, Any]]
+        _lock: threading.Lock
+
+        def bind(self, **kwargs: Any) -> Any: ...
+
     def _record(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> None:
         with self._lock:
             self.prompts.append(list(messages))
@@ -62,14 +70,15 @@ class _Recording:
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any):
         if not self.supports_tools:
-            return BaseChatModel.bind_tools(self, tools, **kwargs)  # raises NotImplementedError
+            return BaseChatModel.bind_tools(cast(BaseChatModel, self), tools, **kwargs)  # raises NotImplementedError
         schemas = [convert_to_openai_tool(t) for t in tools]
         return self.bind(tools=schemas, tool_choice=tool_choice, **kwargs)
 
     @staticmethod
     def _check(message: BaseMessage, kwargs: dict[str, Any]) -> BaseMessage:
-        if getattr(message, "tool_calls", None) and not kwargs.get("tools"):
-            names = [c["name"] for c in message.tool_calls]
+        calls = getattr(message, "tool_calls", None) or []
+        if calls and not kwargs.get("tools"):
+            names = [c["name"] for c in calls]
             raise AssertionError(f"a reply calls {names} but no tools were bound to this call")
         return message
 

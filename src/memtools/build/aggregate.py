@@ -145,7 +145,7 @@ def clean_chunk(index: int, answer: Aggregation | None, macros: Sequence[MacroBr
     drafts: list[SuperDraft] = []
     first_draft_of: dict[int, int] = {}
     runs_of: dict[int, int] = {}
-    for mid, s_index in zip(ids, assigned):
+    for mid, s_index in zip(ids, assigned, strict=True):
         if drafts and drafts[-1].model_id == str(s_index):
             drafts[-1].macros.append(mid)
             continue

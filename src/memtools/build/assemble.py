@@ -7,6 +7,7 @@ a resumed build writes exactly what an uninterrupted one would.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 
 from memtools.build.aggregate import ChunkResult, Relation, RootResult
@@ -59,7 +60,7 @@ def assemble(video_id: str, info: VideoInfo, source: Path, extracted: Sequence[E
     if root_result is not None:
         for r in root_result.super_relations:
             edges.append(_edge(f"{video_id}/{r.source}", f"{video_id}/{r.target}", EdgeCategory.PROGRESSION, r))
-    for a, b in zip(supers, supers[1:]):
+    for a, b in pairwise(supers):
         edges.append(Edge(source=a.id, target=b.id, category=EdgeCategory.PROGRESSION, label="BEFORE",
                           description="Consecutive narrative phases."))
 
@@ -72,7 +73,7 @@ def assemble(video_id: str, info: VideoInfo, source: Path, extracted: Sequence[E
     frames: list[Keyframe] = []
     for n, k in enumerate(keyframes):
         macro = _macro_at(macros, k.t)
-        kid = keyframe_id(video_id, n)
+        kid = keyframe_id(video_id, n if k.n is None else k.n)
         frames.append(Keyframe(id=kid, video_id=video_id, t=k.t, path=k.path, macro_id=macro.id if macro else None))
         if macro is not None:
             edges.append(Edge(source=kid, target=macro.id, category=EdgeCategory.GROUNDING, label="DEPICTS"))

@@ -62,7 +62,8 @@ def build_state(content_hash: str, config: BuildConfig) -> dict:
 def is_built(memory: Memory, video_id: str, state: dict) -> bool:
     """The memory holds this video, built from the same file with the same settings."""
     entry = memory.manifest.videos.get(video_id)
-    return entry is not None and entry.status == "ready" and Checkpoints(memory.work_dir(video_id)).load("done") == state
+    return (entry is not None and entry.status == "ready"
+            and Checkpoints(memory.work_dir(video_id)).load("done") == state)
 
 
 def start_fresh(folder: BuildFolder, video_id: str) -> None:
@@ -85,7 +86,8 @@ async def aperceive_video(folder: BuildFolder | str | os.PathLike, vlm: VLM, sou
     progress = progress or Progress()
     started = time.monotonic()
     path = Path(source).resolve()
-    info = info or await asyncio.to_thread(probe, path)
+    if info is None:
+        info = await asyncio.to_thread(probe, path)
     report = VideoReport(video_id=video_id, source=str(path), duration=info.duration)
     state = build_state(info.content_hash, config)
     checkpoints = Checkpoints(folder.work_dir(video_id))

@@ -17,6 +17,7 @@ import contextlib
 import heapq
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from memtools.build.budget import current_budget
 from memtools.build.checkpoint import Checkpoints
@@ -106,7 +107,8 @@ class ModelCalls:
         self._slots.reserve(1 if active and self._slots.size >= 4 else 0)
 
     async def ask(self, stage: str, step: str, prompt: Prompt, frames: FramesFn, *,
-                  max_tokens: int) -> tuple[object | None, list[Issue]]:
+                  max_tokens: int) -> tuple[Any, list[Issue]]:
+        """The stage's parsed answer (its prompt's response model; None when unusable) and what went wrong."""
         issues: list[Issue] = []
         current = prompt
         shown: list[tuple[float, bytes]] | None = None

@@ -106,7 +106,7 @@ class _Clock:
         return result
 
 
-def speech_ids(utterances: Sequence[Utterance]) -> list[str]:
+def speech_ids(utterances: Sequence[Utterance | Speech]) -> list[str]:
     """The ids the extraction prompt gives a macro event's utterances (``u1``, ``u2``, ...)."""
     return [f"u{n}" for n in range(1, len(utterances) + 1)]
 
@@ -170,27 +170,27 @@ def clean_subgraph(answer: Subgraph | None, macro: MacroSpan, video_id: str,
 
     events: list[MicroEvent] = []
     ordered = sorted(enumerate(answer.micro_events), key=lambda p: (clock.peek(p[1].time_range), p[0]))
-    for n, (_, raw) in enumerate(ordered, start=1):
-        a, b = clock.span(raw.time_range)
+    for n, (_, event) in enumerate(ordered, start=1):
+        a, b = clock.span(event.time_range)
         ours = event_id(macro.id, n)
         events.append(MicroEvent(id=ours, video_id=video_id, macro_id=macro.id, t_start=a, t_end=b,
-                                 event_type=raw.event_type.strip(), subject=raw.subject.strip(),
-                                 object=raw.object.strip(), action=raw.action.strip(),
-                                 description=raw.description.strip()))
-        claim(raw.event_id, ours, NodeKind.EVENT)
+                                 event_type=event.event_type.strip(), subject=event.subject.strip(),
+                                 object=event.object.strip(), action=event.action.strip(),
+                                 description=event.description.strip()))
+        claim(event.event_id, ours, NodeKind.EVENT)
 
     texts: list[OcrText] = []
     ordered_ocr = sorted(enumerate(answer.ocr_texts), key=lambda p: (clock.peek(p[1].time_range), p[0]))
-    for _, raw in ordered_ocr:
-        if not raw.text.strip():
+    for _, text_answer in ordered_ocr:
+        if not text_answer.text.strip():
             note("dropped", "on-screen text without text")
             continue
-        a, b = clock.span(raw.time_range)
+        a, b = clock.span(text_answer.time_range)
         ours = ocr_id(macro.id, len(texts) + 1)
         texts.append(OcrText(id=ours, video_id=video_id, macro_id=macro.id, t_start=a, t_end=b,
-                             text=raw.text.strip(), description=raw.description.strip()))
-        claim(raw.ocr_id, ours, NodeKind.OCR)
-    for model_id, node in zip(speech_ids(speech), speech):
+                             text=text_answer.text.strip(), description=text_answer.description.strip()))
+        claim(text_answer.ocr_id, ours, NodeKind.OCR)
+    for model_id, node in zip(speech_ids(speech), speech, strict=True):
         claim(model_id, node.id, NodeKind.SPEECH)
     if clock.clipped:
         note("repaired", f"clipped {clock.clipped} time(s) that fell outside the macro event into its range")
@@ -201,14 +201,14 @@ def clean_subgraph(answer: Subgraph | None, macro: MacroSpan, video_id: str,
 
     edges: list[Edge] = []
     seen: set[tuple[str, str, str]] = set()
-    for raw in answer.edges:
-        what = f"edge {raw.source_id!r} -{raw.relation_label}-> {raw.target_id!r}"
-        src, dst = resolve(raw.source_id), resolve(raw.target_id)
+    for edge_answer in answer.edges:
+        what = f"edge {edge_answer.source_id!r} -{edge_answer.relation_label}-> {edge_answer.target_id!r}"
+        src, dst = resolve(edge_answer.source_id), resolve(edge_answer.target_id)
         if src is None or dst is None:
-            missing = raw.source_id if src is None else raw.target_id
+            missing = edge_answer.source_id if src is None else edge_answer.target_id
             note("dropped", f"{what}: no node {missing!r} in this answer")
             continue
-        label, flipped = canonical_label(raw.relation_label, _SPEECH_LABELS if speech else _SUBGRAPH_LABELS)
+        label, flipped = canonical_label(edge_answer.relation_label, _SPEECH_LABELS if speech else _SUBGRAPH_LABELS)
         if label is None:
             note("dropped", f"{what}: unknown relation label")
             continue
@@ -225,11 +225,11 @@ def clean_subgraph(answer: Subgraph | None, macro: MacroSpan, video_id: str,
             continue
         if src == dst or (src, dst, label) in seen:
             continue
-        if label != label_key(raw.relation_label) and not flipped:
+        if label != label_key(edge_answer.relation_label) and not flipped:
             note("repaired", f"{what}: label mapped to {label}")
         seen.add((src, dst, label))
         edges.append(Edge(source=src, target=dst, category=category, label=label,
-                          description=raw.description.strip()))
+                          description=edge_answer.description.strip()))
 
     key_entities = [k for k in dict.fromkeys(k.strip() for k in answer.key_entities) if k][:MAX_KEY_ENTITIES]
     if not key_entities:

@@ -22,6 +22,7 @@ CHECKPOINT = "keyframes"
 class StoredKeyframe(BaseModel):
     t: float
     path: str  # relative to the memory folder
+    n: int | None = None  # a stable id number (live builds thin keyframes out); None: its position
 
 
 def keyframe_file_name(t: float) -> str:

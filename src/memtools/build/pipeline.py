@@ -101,11 +101,13 @@ class _VideoBuild:
             await self.frames.finish()
         finally:
             self.frames.stop()
-        keyframes = keyframes if writer is None else writer.stored
+        keyframes = writer.stored if writer is not None else (keyframes or [])
         self.progress.finish("keyframes")
         chunk_results, root_result = await self._aggregate(extracted)
         graph = assemble(self.video_id, self.info, self.source, extracted, chunk_results, root_result, keyframes)
-        for item in [*self.windows, *extracted, *chunk_results, *([root_result] if root_result else [])]:
+        results: list[Window | Extracted | agg.ChunkResult | agg.RootResult] = [
+            *self.windows, *extracted, *chunk_results, *([root_result] if root_result else [])]
+        for item in results:
             self.report.issues += item.issues
         self.report.counts = {"super": len(graph.supers), "macro": len(graph.macros),
                               "entity": len(graph.entities), "event": len(graph.events), "ocr": len(graph.ocr),
@@ -213,26 +215,29 @@ class _VideoBuild:
         self.progress.finish("aggregate")
         return results, root
 
-    async def _aggregate_chunk(self, index: int, briefs: list[MacroBrief], with_root: bool) -> agg.ChunkResult:
-        name = f"aggregate/chunk_{index:02d}"
+    async def _aggregate_chunk(self, index: int, briefs: list[MacroBrief], with_root: bool, *,
+                               step: str | None = None) -> agg.ChunkResult:
+        step = step or f"chunk_{index:02d}"  # a live build names each version of its growing tail chunk
+        name = f"aggregate/{step}"
         cached = self.checkpoints.load(name)
         if cached is None:
             prompt = aggregation_prompt(briefs, with_root=with_root, target_supers=agg.target_supers(len(briefs)))
-            answer, issues = await self.calls.ask("aggregate", f"chunk_{index:02d}", prompt, _no_frames,
+            answer, issues = await self.calls.ask("aggregate", step, prompt, _no_frames,
                                                   max_tokens=AGGREGATE_TOKENS)
             result = agg.clean_chunk(index, answer, briefs)
             result.issues[:0] = issues
             self.checkpoints.save(name, result.model_dump(mode="json"))
         else:
-            self._reused(f"chunk_{index:02d}")
+            self._reused(step)
             result = agg.ChunkResult.model_validate(cached)
         self.progress.advance("aggregate")
         return result
 
-    async def _root(self, results: Sequence[agg.ChunkResult], extracted: Sequence[Extracted]) -> agg.RootResult:
-        cached = self.checkpoints.load("aggregate/root")
+    async def _root(self, results: Sequence[agg.ChunkResult], extracted: Sequence[Extracted], *,
+                    step: str = "root") -> agg.RootResult:
+        cached = self.checkpoints.load(f"aggregate/{step}")
         if cached is not None:
-            self._reused("root")
+            self._reused(step)
             return agg.RootResult.model_validate(cached)
         spans = {x.macro.id.rsplit("/", 1)[-1]: x.macro for x in extracted}
         supers: list[SuperBrief] = []
@@ -242,11 +247,11 @@ class _VideoBuild:
                 supers.append(SuperBrief(super_id=f"super_{len(supers):02d}", label=draft.label,
                                          t_start=members[0].t_start, t_end=members[-1].t_end,
                                          description=draft.description, key_entities=draft.key_entities))
-        answer, issues = await self.calls.ask("aggregate", "root", root_prompt(supers), _no_frames,
+        answer, issues = await self.calls.ask("aggregate", step, root_prompt(supers), _no_frames,
                                               max_tokens=AGGREGATE_TOKENS)
         result = agg.clean_root(answer, [s.super_id for s in supers])
         result.issues[:0] = issues
-        self.checkpoints.save("aggregate/root", result.model_dump(mode="json"))
+        self.checkpoints.save(f"aggregate/{step}", result.model_dump(mode="json"))
         self.progress.advance("aggregate")
         return result
 
@@ -285,7 +290,8 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
     progress = progress or Progress()
     started = time.monotonic()
     path = Path(source).resolve()
-    info = info or await asyncio.to_thread(probe, path)
+    if info is None:
+        info = await asyncio.to_thread(probe, path)
     vid = resolve_video_id(path, video_id)
     report = VideoReport(video_id=vid, source=str(path), duration=info.duration)
     progress.start_video(vid, progress.video_index, report.usage)
@@ -329,7 +335,7 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
     ids = list(video_ids) if video_ids is not None else [None] * len(sources)
     if infos is None:
         infos = [await asyncio.to_thread(probe, Path(s).resolve()) for s in sources]
-    resolved = [resolve_video_id(s, i) for s, i in zip(sources, ids)]
+    resolved = [resolve_video_id(s, i) for s, i in zip(sources, ids, strict=True)]
     dupes = sorted({v for v in resolved if resolved.count(v) > 1})
     if dupes:
         raise BuildError(f"two inputs would get the same video id {dupes[0]!r}; rename one or build them apart "
@@ -338,7 +344,7 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
     summary = BuildSummary()
     speeches = list(speech) if isinstance(speech, Sequence) else [speech] * len(sources)  # one per video or shared
     try:
-        for index, (source, info, vid) in enumerate(zip(sources, infos, resolved)):
+        for index, (source, info, vid) in enumerate(zip(sources, infos, resolved, strict=True)):
             progress.video_index = index
             summary.videos.append(await abuild_video(memory, vlm, source, video_id=vid, config=config,
                                                      progress=progress, fresh=fresh, info=info,

@@ -2,7 +2,8 @@
 
 ``TextProgress`` writes to stderr: on a terminal a tqdm bar per video (stages, model calls,
 tokens, elapsed and remaining time), in a log (CI) plain lines drawn by tqdm's meter, at most
-one every ``interval`` seconds plus one per stage change, so logs stay readable. Pass ``NullProgress()`` (the default of the Python API) for silence, or
+one every ``interval`` seconds plus one per stage change, so logs stay readable. Pass
+``NullProgress()`` (the default of the Python API) for silence, or
 any object with ``show(snapshot)`` and ``close()``.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from memtools.costs import PriceTable, Tally
 
@@ -171,7 +172,7 @@ def render(s: Snapshot, money: str = "") -> str:
     from tqdm import tqdm
 
     done, total = _counted(s)
-    line = tqdm.format_meter(done, total, s.elapsed, prefix=f"{_prefix(s)} {_stages(s, money)}",
+    line = tqdm.format_meter(done, total or 0, s.elapsed, prefix=f"{_prefix(s)} {_stages(s, money)}",
                              bar_format="{desc} | {elapsed}")
     return line if s.eta is None else f"{line}, ETA {clock(s.eta)}"
 
@@ -189,8 +190,8 @@ class TextProgress:
         self.interval = 0.1 if self.tty else interval
         self._last = -float("inf")
         self._last_line = ""
-        self._bar = None  # the tqdm bar of the video in progress (terminal only)
-        self._video = None
+        self._bar: Any = None  # the tqdm bar of the video in progress (terminal only)
+        self._video: tuple[int, str] | None = None
 
     def show(self, snapshot: Snapshot) -> None:
         if self.tty:

@@ -13,6 +13,7 @@ still being segmented.
 from __future__ import annotations
 
 import math
+from itertools import pairwise
 
 from pydantic import BaseModel
 
@@ -78,7 +79,7 @@ def clean_window(window: Window, answer: Segmentation | None, config: BuildConfi
 
     # cover [start, ...] without gaps or overlaps: each episode runs to the next one's start
     spans[0][0].t_start = start
-    for (span, _), (nxt, _) in zip(spans, spans[1:]):
+    for (span, _), (nxt, _) in pairwise(spans):
         span.t_end = nxt.t_start
     last, last_complete = spans[-1]
     if window.at_end:
@@ -151,10 +152,11 @@ def _merge_short(episodes: list[Span], min_len: float, note) -> list[Span]:
         e = out[i]
         prev = out[i - 1] if i > 0 else None
         nxt = out[i + 1] if i + 1 < len(out) else None
-        if nxt is None or (prev is not None and prev.length <= nxt.length):
+        if prev is not None and (nxt is None or prev.length <= nxt.length):
             prev.t_end = e.t_end
             note("repaired", f"merged the {e.length:.1f}s episode {e.title!r} into {prev.title!r}")
         else:
+            assert nxt is not None  # two episodes or more: a first one has a next
             nxt.t_start = e.t_start
             note("repaired", f"merged the {e.length:.1f}s episode {e.title!r} into {nxt.title!r}")
         del out[i]

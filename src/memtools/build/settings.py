@@ -153,10 +153,11 @@ def resolve_settings(flags: Mapping[str, Any], environ: Mapping[str, str] | None
 
 def vlm_from_settings(settings: BuildSettings):
     """The perception backend the settings name (``--replay``, ``--vlm``, wrapped by ``--record``)."""
-    from memtools.perception import RecordingVLM, ReplayVLM, vlm_from_spec
+    from memtools.perception import VLM, RecordingVLM, ReplayVLM, vlm_from_spec
 
     if settings.replay and settings.vlm:
         raise ConfigError("give either a model (--vlm / MEMTOOLS_VLM) or --replay, not both")
+    vlm: VLM
     if settings.replay:
         vlm = ReplayVLM(settings.replay)
     elif settings.vlm:

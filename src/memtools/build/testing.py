@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 
 from memtools.build.prompts import AGGREGATE_SYSTEM, EXTRACT_SYSTEM, SEGMENT_SYSTEM, hms
 from memtools.build.responses import parse_seconds
@@ -46,7 +47,7 @@ class ScriptedPerception:
     def segment(self, request: PerceptionRequest) -> str:
         match = _STRETCH.search(request.prompt)
         assert match, "not a segmentation prompt"
-        start, end = (parse_seconds(g) for g in match.groups())
+        start, end = (parse_seconds(g) or 0.0 for g in match.groups())
         episodes = []
         t = start
         while t < end - 1e-6:
@@ -67,7 +68,8 @@ class ScriptedPerception:
             answer["entities"].append({"entity_id": "en3", "name": None, "entity_type": "PERSON",
                                        "description": "the narrator"})
             answer["edges"] += [
-                {"source_id": "en3", "target_id": said[0], "relation_label": "SAYS", "description": "The narrator speaks."},
+                {"source_id": "en3", "target_id": said[0], "relation_label": "SAYS",
+                 "description": "The narrator speaks."},
                 {"source_id": said[0], "target_id": "ev1", "relation_label": "ABOUT",
                  "description": "What is said is about the ball rolling."},
             ]
@@ -110,7 +112,7 @@ class ScriptedPerception:
         if not macros:  # the root of a chunked build
             supers = _SUPER_LINE.findall(request.prompt)
             relations = [{"source": a, "target": b, "type": "LEADS_TO", "reason": "One phase leads to the next."}
-                         for a, b in zip(supers, supers[1:])]
+                         for a, b in pairwise(supers)]
             return json.dumps({"super_relations": relations, "root": _root()})
         groups = [macros[i:i + self.per_super] for i in range(0, len(macros), self.per_super)]
         supers = [{"super_id": f"S{k + 1}", "label": f"Phase {k + 1}", "sub_macro_ids": group,

@@ -19,7 +19,8 @@ from memtools.cli.common import MEMORY_ENV, resolve_memory
 from memtools.errors import MemtoolsError, ToolError
 
 # Module names under memtools.cli, in the order ``memtools --help`` lists them.
-COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "memdreamer", "check", "show")
+COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "memdreamer", "check", "show",
+            "migrate")
 
 
 def parser() -> argparse.ArgumentParser:

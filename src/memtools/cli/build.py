@@ -10,6 +10,7 @@ from pathlib import Path
 from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory, use_image_embedder
 from memtools.cli.costs import add_budget_arguments
 from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
+from memtools.cli.follow import add_follow_args, run_follow
 from memtools.cli.speech_args import add_speech_args, recognizers
 from memtools.errors import BuildError, PerceptionError, SpeechError
 
@@ -30,6 +31,10 @@ speech (what is said goes into the prompts and the memory):
 Every flag can also come from --config memtools.toml ([build] table) or MEMTOOLS_* environment
 variables (MEMTOOLS_VLM, MEMTOOLS_BASE_URL, MEMTOOLS_API_KEY_ENV, MEMTOOLS_CONCURRENCY, ...).
 An interrupted build resumes where it stopped when the same command runs again.
+
+a live stream (macro events land as each window closes; Ctrl-C lands what was seen):
+  memtools build --follow rtsp://cam/stream --memory lib/ --video-id cam1 --keyframe-cap-mb 500 ...
+  memtools build --follow recordings/ --memory lib/ ...      a folder receiving segment_000.mp4, ...
 
 many videos:
   memtools build --from-list videos.txt --memory lib/ ...     several videos at once, in this process
@@ -62,15 +67,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
     add_budget_arguments(p)
     add_fleet_args(p)
+    add_follow_args(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from memtools.build import TextProgress, abuild_videos
     from memtools.build.budget import BudgetExceeded, spending_limit
+    from memtools.build.settings import resolve_settings, vlm_from_settings
     from memtools.cli.costs import budget_from_args
     from memtools.costs import PriceTable
-    from memtools.build.settings import resolve_settings, vlm_from_settings
     from memtools.video import probe
 
     if args.video_id and len(args.videos) > 1:
@@ -91,6 +97,8 @@ def run(args: argparse.Namespace) -> int:
             print("note: fleet builds do not recognise speech yet; the videos are built from their frames "
                   "(pass --speech none to silence this)", file=sys.stderr)
         return run_fleet(args, settings, create_memory)
+    if args.follow:
+        return run_follow(args, settings, vlm_from_settings(settings), create_memory, use_image_embedder)
     if not args.videos:
         raise BuildError("no videos: name video files, or a list of them with --from-list FILE")
     vlm = vlm_from_settings(settings)
@@ -98,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
     sink = None if args.quiet else TextProgress(sys.stderr, prices=PriceTable.load(args.memory, args.prices),
                                                 model=getattr(vlm, "model_name", ""))  # running cost, if priced
-    with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables), args) as memory:
+    with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables,
+                                          args.graph_engine), args) as memory:
         budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
         try:
             with spending_limit(budget):

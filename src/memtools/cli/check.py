@@ -45,7 +45,8 @@ def run_repair(args: argparse.Namespace) -> int:
     with open_memory(args.memory) as memory:
         result = repair(memory, progress=lambda line: print(line, file=sys.stderr), forget_lost=args.forget_lost)
     print(result.render())
-    if not result.ok and not args.forget_lost and any(p.part == "graph" for p in result.after.problems):
+    if not result.ok and not args.forget_lost and result.after is not None \
+            and any(p.part == "graph" for p in result.after.problems):
         print(f"If no backup of the graph exists, `memtools repair --forget-lost --memory {args.memory}` marks "
               "those videos lost so the rest of the memory works and they can be imported again.")
     return 0 if result.ok else 1

@@ -3,39 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
 from pathlib import Path
 
 from memtools.errors import ConfigError, MemoryNotFound
+from memtools.options import DEFAULT_HOST as DEFAULT_HOST  # re-exported: the subcommands import them from here
+from memtools.options import DEFAULT_PORT as DEFAULT_PORT
+from memtools.options import MEMORY_ENV as MEMORY_ENV
+from memtools.options import add_memory_arg as add_memory_arg
+from memtools.options import add_serve_arguments as add_serve_arguments
+from memtools.options import resolve_memory as resolve_memory
 from memtools.store import Memory
-
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
-
-MEMORY_ENV = "MEMTOOLS_MEMORY"
-"""Environment variable naming the memory folder when ``--memory`` is not given."""
 
 SIGNED_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
 """What argparse must read as a negative number rather than an option (``-5``, ``-1e3``, ``-inf``)."""
-
-
-def add_memory_arg(p: argparse.ArgumentParser, required: bool = True) -> None:
-    """``--memory DIR`` on a subcommand. It may also come before the subcommand (``memtools --memory DIR
-    info``) or from ``$MEMTOOLS_MEMORY``; ``resolve_memory`` checks, after parsing, that one was given."""
-    p.add_argument("--memory", "-m", type=Path, default=argparse.SUPPRESS, metavar="DIR",
-                   help=f"memory folder (created by import-captions or build); default ${MEMORY_ENV}")
-    p.set_defaults(memory_required=required)
-
-
-def resolve_memory(args: argparse.Namespace) -> str | None:
-    """Fill ``args.memory`` from ``$MEMTOOLS_MEMORY`` when no ``--memory`` was given; the problem, if any."""
-    if getattr(args, "memory", None) is None:
-        env = os.environ.get(MEMORY_ENV, "").strip()
-        args.memory = Path(env) if env else None
-    if args.memory is None and getattr(args, "memory_required", False):
-        return f"the memory folder is missing: pass --memory DIR (before or after the command) or set {MEMORY_ENV}"
-    return None
 
 
 def accept_signed_numbers(p: argparse.ArgumentParser) -> None:
@@ -45,25 +26,6 @@ def accept_signed_numbers(p: argparse.ArgumentParser) -> None:
     so the argument checks can say what is wrong with the number instead.
     """
     p._negative_number_matcher = SIGNED_NUMBER  # noqa: SLF001 - argparse has no public switch for this
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"port must be a number 1-65535, not {text!r}") from None
-    if not 0 < value < 65536:
-        raise argparse.ArgumentTypeError(f"port must be 1-65535, not {value}")
-    return value
-
-
-def add_serve_arguments(p: argparse.ArgumentParser) -> None:
-    """The options ``memtools serve`` and ``memtools-mcp`` share."""
-    add_memory_arg(p)
-    p.add_argument("--http", action="store_true",
-                   help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on with --http (default {DEFAULT_HOST})")
-    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port for --http (default {DEFAULT_PORT})")
 
 
 def add_embedder_arg(p: argparse.ArgumentParser) -> None:
@@ -87,9 +49,13 @@ def add_tables_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tables", metavar="URI", default=None,
                    help="for a new memory: keep its search tables on object storage (s3://BUCKET/PREFIX, gs://, "
                         "az://; credentials from AWS_* / GOOGLE_* / AZURE_* variables)")
+    p.add_argument("--graph-engine", choices=("kuzu", "ladybug"), default=None,
+                   help="for a new memory: the graph database (default kuzu; ladybug lets readers work during "
+                        "writes, pip install 'memtools[ladybug]')")
 
 
-def create_memory(path: Path, embedder_spec: str | None, tables: str | None = None) -> Memory:
+def create_memory(path: Path, embedder_spec: str | None, tables: str | None = None,
+                  graph_engine: str | None = None) -> Memory:
     """Open a memory for writing, creating it with the chosen embedder when it does not exist."""
     from memtools.embed import embedder_from_spec
     from memtools.store.location import check_same_tables
@@ -98,9 +64,15 @@ def create_memory(path: Path, embedder_spec: str | None, tables: str | None = No
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{path} is a file, not a memory folder; pass a folder (a new one is created)")
     if (path / MANIFEST).exists() and embedder_spec is None:
-        check_same_tables(path, read_manifest(path).tables, tables)
+        manifest = read_manifest(path)
+        check_same_tables(path, manifest.tables, tables)
+        if graph_engine is not None and graph_engine != manifest.graph_engine:
+            raise ConfigError(f"memory at {path} uses the {manifest.graph_engine} graph engine, not {graph_engine}; "
+                              f"leave out --graph-engine, or copy it over: memtools migrate --memory {path} "
+                              f"--engine {graph_engine} --to NEW_FOLDER")
         return Memory.open(path)
-    return Memory.create(path, embedder_from_spec(embedder_spec or "default"), tables=tables)
+    return Memory.create(path, embedder_from_spec(embedder_spec or "default"), tables=tables,
+                         graph_engine=graph_engine)
 
 
 def use_image_embedder(memory: Memory, args: argparse.Namespace) -> Memory:

@@ -8,7 +8,7 @@ from pathlib import Path
 from memtools.errors import ConfigError
 
 
-def add_prices_arg(p: argparse.ArgumentParser) -> None:
+def add_prices_arg(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     p.add_argument("--prices", type=Path, metavar="FILE",
                    help="price table (TOML or JSON: [models.\"NAME\"] input = ..., output = ... dollars per million "
                         "tokens; default: $MEMTOOLS_PRICES, else prices.toml / prices.json in the memory)")

@@ -28,7 +28,8 @@ def add_fleet_args(p: argparse.ArgumentParser) -> None:
     fleet.add_argument("--max-retries", type=int, default=3, metavar="N",
                        help="Ray retries of a video whose worker or node died (default 3)")
     fleet.add_argument("--build-folder", type=Path, metavar="DIR",
-                       help="where work/ and frames/ are made (default: the memory folder; shared storage on a cluster)")
+                       help="where work/ and frames/ are made (default: the memory folder; shared storage on a "
+                            "cluster)")
 
 
 def wants_fleet(args: argparse.Namespace) -> bool:
@@ -60,7 +61,7 @@ def run_fleet(args: argparse.Namespace, settings, create_memory) -> int:
                            endpoint=settings.base_url or settings.vlm or settings.replay)
     vlm_from_settings(settings)  # a bad --vlm / --replay fails here, before any task starts
     sink = None if args.quiet else TextFleetProgress(sys.stderr)
-    with create_memory(args.memory, settings.embedder, args.tables) as memory:
+    with create_memory(args.memory, settings.embedder, args.tables, args.graph_engine) as memory:
         summary = build_fleet(memory, functools.partial(vlm_from_settings, settings), videos,
                               config=settings.config, options=options, fresh=args.fresh, sink=sink)
         reports = [str(memory.work_dir(v.video_id) / "report.json") for v in summary.videos if not v.skipped]

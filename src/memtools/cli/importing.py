@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     graphs = counted(graphs_from_files(args.files, video_id=args.video_id, title=args.title,
                                        encoding=args.encoding, notes=notes))
     key = import_key(args.files, kind="captions", video_id=args.video_id, title=args.title)
-    with use_image_embedder(create_memory(args.memory, args.embedder, args.tables), args) as memory:
+    with use_image_embedder(create_memory(args.memory, args.embedder, args.tables, args.graph_engine), args) as memory:
         result = bulk_write(memory, graphs, key=key, batch_size=max(1, args.batch_size), total=total_videos,
                             show_progress=not args.no_progress)
     resumed = f", {result.skipped} already written by the interrupted run" if result.skipped else ""

@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"  visual search: image embedder {manifest.image_embedder.name} "
                   f"(dim {manifest.image_embedder.dim}), {vectors} keyframe vector(s)")
         if totals:
-            order = ("super", "macro", "entity", "event", "ocr", "keyframe", "edges")
+            order: tuple[str, ...] = ("super", "macro", "entity", "event", "ocr", "keyframe", "edges")
             order += ("speech",) if totals.get("speech") else ()
             print("  " + ", ".join(f"{totals.get(k, 0)} {k}" for k in order))
         for vid, entry in sorted(videos.items())[:SHOW_VIDEOS]:

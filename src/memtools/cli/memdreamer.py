@@ -33,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from memtools.importers.bulk import import_key
-    from memtools.importers.memdreamer import import_memdreamer, read_memdreamer
+    from memtools.memdreamer import import_memdreamer, read_memdreamer
 
     if args.dry_run:
         report = read_memdreamer(args.root, args.videos).report
@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         from tqdm.auto import tqdm
 
-        with use_image_embedder(create_memory(args.memory, args.embedder, args.tables), args) as memory, \
+        with use_image_embedder(create_memory(args.memory, args.embedder, args.tables,
+                                              args.graph_engine), args) as memory, \
                 tqdm(desc="import", unit="video", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
             def progress(video) -> None:
                 bar.update(1)

@@ -10,8 +10,8 @@ from memtools.cli.common import add_serve_arguments
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve", help="serve the memory to MCP clients (Claude Desktop, Claude Code, ...)",
-        description="Serve a memory as an MCP server: nine read-only tools, resources and an answering prompt. "
-                    "stdio by default (for client configs); --http for streamable HTTP.",
+        description="Serve a memory as an MCP server: every memtools tool (read-only), resources and an answering "
+                    "prompt. stdio by default (for client configs); --http for streamable HTTP.",
     )
     add_serve_arguments(p)
     p.set_defaults(func=run)

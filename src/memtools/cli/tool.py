@@ -12,10 +12,11 @@ import importlib
 import sys
 import threading
 from pathlib import Path
+from typing import get_type_hints
 
 from memtools.cli.common import accept_signed_numbers, add_memory_arg, open_memory
 from memtools.errors import ToolError
-from memtools.tools import TOOL_SPECS, Frames, MemoryTools
+from memtools.tools import TOOL_SPECS, Frames, MemoryTools, ToolSpec
 from memtools.tools.invoke import is_list_field
 
 # Tools that read the lance tables. ``import lancedb`` is most of a cold search (~0.6 s of ~1.2 s,
@@ -40,6 +41,12 @@ def flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
+def returns_frames(spec: ToolSpec) -> bool:
+    """Whether a tool answers with frames (images), which ``--save-frames`` can write out."""
+    result = get_type_hints(spec.method).get("return")
+    return isinstance(result, type) and issubclass(result, Frames)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tool", help="call one tool and print its result",
                        description="Call a memory tool from the shell. "
@@ -51,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         accept_signed_numbers(tp)
         add_memory_arg(tp)
         tp.add_argument("--json", action="store_true", help="print the structured result as JSON")
-        if spec.name == "inspect_frames":
+        if returns_frames(spec):
             tp.add_argument("--save-frames", type=Path, metavar="DIR", help="write the frames as JPEG files here")
         for name, field in spec.args.model_fields.items():
             kwargs: dict = {"dest": name, "help": field.description, "metavar": name.upper()}

@@ -11,6 +11,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from memtools.errors import EmbeddingError
+
 
 @runtime_checkable
 class Embedder(Protocol):
@@ -40,3 +42,13 @@ def normalize(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
     return vectors / np.where(norms == 0, 1.0, norms)
+
+
+def decode_rgb(image: bytes) -> np.ndarray:
+    """An encoded image as an RGB uint8 array (H, W, 3); ``EmbeddingError`` when it is not an image."""
+    import cv2
+
+    array = cv2.imdecode(np.frombuffer(image, dtype=np.uint8), cv2.IMREAD_COLOR) if image else None
+    if array is None:
+        raise EmbeddingError(f"could not decode an image of {len(image)} bytes (expected JPEG or PNG)")
+    return cv2.cvtColor(array, cv2.COLOR_BGR2RGB)

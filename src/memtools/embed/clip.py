@@ -180,7 +180,8 @@ def _load(embedder: TransformersImageEmbedder) -> _Loaded:
     limit = int(getattr(text_config, "max_position_embeddings", 77))
     siglip = "siglip" in getattr(config, "model_type", "")
     # SigLIP was trained on text padded to its full length (and without an attention mask).
-    padding = {"padding": "max_length", "max_length": min(64, limit)} if siglip else {"padding": True, "max_length": limit}
+    padding: dict[str, Any] = ({"padding": "max_length", "max_length": min(64, limit)} if siglip
+                               else {"padding": True, "max_length": limit})
     with torch.inference_mode():  # the true output width, whatever the config calls it
         probe = model.get_text_features(input_ids=torch.zeros((1, 2), dtype=torch.long, device=device))
     probe = probe if isinstance(probe, torch.Tensor) else probe.pooler_output

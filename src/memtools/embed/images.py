@@ -15,8 +15,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from memtools.embed.base import normalize
-from memtools.errors import ConfigError, EmbeddingError
+from memtools.embed.base import decode_rgb, normalize
+from memtools.errors import ConfigError
 
 IMAGE_SPEC_FORMS = ("'hf:<hub id or local folder>' (CLIP / SigLIP)", "'openai:<model>'", "'test'")
 
@@ -48,16 +48,6 @@ class ImageEmbedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """One vector for a text query, shape (dim,), float32, L2-normalised."""
         ...
-
-
-def decode_rgb(image: bytes) -> np.ndarray:
-    """An encoded image as an RGB uint8 array (H, W, 3); ``EmbeddingError`` when it is not an image."""
-    import cv2
-
-    array = cv2.imdecode(np.frombuffer(image, dtype=np.uint8), cv2.IMREAD_COLOR) if image else None
-    if array is None:
-        raise EmbeddingError(f"could not decode an image of {len(image)} bytes (expected JPEG or PNG)")
-    return cv2.cvtColor(array, cv2.COLOR_BGR2RGB)
 
 
 class TestImageEmbedder:
@@ -112,8 +102,9 @@ def image_embedder_from_spec(spec: str, *, base_url: str | None = None, api_key_
     if kind == "openai" and arg:
         from memtools.embed.openai_images import OpenAIImageEmbedder
 
-        options = {} if base_url is None else {"base_url": base_url}
-        return OpenAIImageEmbedder(arg, api_key_env=api_key_env, **options)
+        if base_url is None:
+            return OpenAIImageEmbedder(arg, api_key_env=api_key_env)
+        return OpenAIImageEmbedder(arg, api_key_env=api_key_env, base_url=base_url)
     raise ConfigError(f"unknown image embedder spec {spec!r}; use one of: {', '.join(IMAGE_SPEC_FORMS)}")
 
 

@@ -12,13 +12,14 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import numpy as np
 
-from memtools.embed.base import normalize
 from memtools.costs import Tally, tokens_from_usage
+from memtools.embed.base import normalize
 from memtools.errors import ConfigError, EmbeddingError
 
 # Dimensions of well-known models, so that ``dim`` needs no request for them.
@@ -45,7 +46,7 @@ class OpenAIEmbedder:
     are retried up to ``max_retries`` times with exponential backoff, or after the server's
     ``Retry-After``. Pass ``transport=`` to swap the HTTP layer, or ``client=`` to use your
     own ``httpx.Client`` (then ``timeout`` and ``transport`` are yours to set, and closing it
-    is up to you).
+    is up to you). ``sleep`` waits between retries (tests pass one that records the waits).
     """
 
     def __init__(
@@ -60,6 +61,7 @@ class OpenAIEmbedder:
         transport: httpx.BaseTransport | None = None,
         client: httpx.Client | None = None,
         max_retries: int = 3,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if client is not None and transport is not None:
             raise ConfigError("pass either client= or transport= to OpenAIEmbedder, not both")
@@ -78,6 +80,7 @@ class OpenAIEmbedder:
         self._transport = transport
         self._client = client
         self._owns_client = client is None
+        self._sleep = sleep
         self._lock = threading.Lock()
         self.usage = Tally()  # tokens of every request so far (estimated when the server sends no usage)
 
@@ -122,7 +125,7 @@ class OpenAIEmbedder:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+    def _embed_batch(self, texts: list[str] | list[dict[str, str]]) -> np.ndarray:
         body = {"model": self.model, "input": texts, "encoding_format": "float"}
         response = self._post(body)
         try:
@@ -154,14 +157,14 @@ class OpenAIEmbedder:
             except httpx.TransportError as exc:  # timeouts, refused connections, ...
                 if last:
                     raise EmbeddingError(f"{self.url} unreachable after {attempt + 1} tries: {exc!r}") from exc
-                time.sleep(_backoff(attempt))
+                self._sleep(_backoff(attempt))
                 continue
             except httpx.HTTPError as exc:  # not worth retrying: a malformed URL or response
                 raise EmbeddingError(f"{self.name}: request to {self.url} failed: {exc!r}") from exc
             retryable = response.status_code in _RETRY_STATUS or response.status_code >= 500
             if retryable and not last:
                 wait = _retry_after(response)
-                time.sleep(_backoff(attempt) if wait is None else wait)
+                self._sleep(_backoff(attempt) if wait is None else wait)
                 continue
             if response.is_error:
                 raise EmbeddingError(self._error_message(response, tries=attempt + 1))

@@ -11,7 +11,7 @@ import base64
 
 import numpy as np
 
-from memtools.embed.images import decode_rgb
+from memtools.embed.base import decode_rgb
 from memtools.embed.openai import OpenAIEmbedder
 
 

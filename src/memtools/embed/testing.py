@@ -52,9 +52,9 @@ class TestEmbedder:
                 out[row, bucket] += sign
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         # Words that cancel out (a +1 and a -1 in one bucket) fall back to the empty vector.
-        for row in np.flatnonzero(norms[:, 0] == 0):
+        for empty in np.flatnonzero(norms[:, 0] == 0):
             bucket, sign = _bucket(_EMPTY_TOKEN, self._dim)
-            out[row, bucket], norms[row] = sign, 1.0
+            out[empty, bucket], norms[empty] = sign, 1.0
         return out / norms
 
     def embed_query(self, text: str) -> np.ndarray:

@@ -265,7 +265,8 @@ def _load_model(embedder: TransformersEmbedder) -> _Loaded:
         config = model.config
         if getattr(config, "is_encoder_decoder", False):
             model = model.get_encoder()
-        if getattr(model, "pooler", None) is not None and "add_pooling_layer" in inspect.signature(type(model)).parameters:
+        pooled = getattr(model, "pooler", None) is not None
+        if pooled and "add_pooling_layer" in inspect.signature(type(model)).parameters:
             model.pooler = None  # the class can do without its pooler head; we pool ourselves
         model.to(device).eval()
     except (OSError, ValueError, ImportError, RuntimeError, AssertionError) as exc:  # torch: no such device
@@ -363,7 +364,8 @@ def _pooling_from_architecture(config: Any) -> str:
     if any(arch.endswith("ForCausalLM") for arch in getattr(config, "architectures", None) or []):
         return "last_token"
     model_type = getattr(config, "model_type", "")
-    causal_only = model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES
+    causal_only = (model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+                   and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES)
     return "last_token" if causal_only else "mean"
 
 

@@ -25,8 +25,15 @@ from typing import Any
 
 from pydantic import Field
 
-from memtools.build.bundle import BuildFolder, VideoBundle, aperceive_video, build_state, is_built, start_fresh
-from memtools.build.bundle import write_bundle
+from memtools.build.bundle import (
+    BuildFolder,
+    VideoBundle,
+    aperceive_video,
+    build_state,
+    is_built,
+    start_fresh,
+    write_bundle,
+)
 from memtools.build.config import BuildConfig
 from memtools.build.pipeline import resolve_video_id
 from memtools.build.report import BuildSummary, VideoReport
@@ -119,7 +126,7 @@ def _plan(memory: Memory, sources: Sequence[str | os.PathLike], video_ids: Seque
     missing = [str(p) for p in paths if not p.is_file()]
     if missing:
         raise ConfigError(f"{len(missing)} video file(s) not found, e.g. {missing[0]}; fix the list and run again")
-    resolved = [resolve_video_id(p, i) for p, i in zip(paths, ids)]
+    resolved = [resolve_video_id(p, i) for p, i in zip(paths, ids, strict=True)]
     seen: set[str] = set()
     for vid in resolved:
         if vid in seen:
@@ -127,7 +134,7 @@ def _plan(memory: Memory, sources: Sequence[str | os.PathLike], video_ids: Seque
         seen.add(vid)
     memory.refresh()
     jobs, skipped = [], []
-    for path, vid in zip(paths, resolved):
+    for path, vid in zip(paths, resolved, strict=True):
         entry = memory.manifest.videos.get(vid)
         if not fresh and entry is not None and entry.status == "ready":
             if is_built(memory, vid, build_state(content_hash(path), config)):

@@ -56,7 +56,8 @@ class LocalSlots:
         self._busy -= 1
         self._calls += 1
         self._tokens += tokens
-        self._semaphore.release()
+        if self._semaphore is not None:  # made by the first acquire
+            self._semaphore.release()
 
     def stats(self) -> SlotStats:
         return SlotStats(self._calls, self._tokens, self._busy, self._peak)

@@ -58,7 +58,7 @@ class EndpointSlots:
             self._changed.clear()
             try:
                 await asyncio.wait_for(self._changed.wait(), timeout=1.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 cutoff = time.monotonic() - self.lease_sec
                 for token, since in list(self._held.items()):
                     if since < cutoff:  # its worker died holding it

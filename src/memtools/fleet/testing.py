@@ -35,7 +35,7 @@ class ScriptedEndpoint:
         stages = {SEGMENT_SYSTEM: "segment", EXTRACT_SYSTEM: "extract", AGGREGATE_SYSTEM: "aggregate"}
 
         async def answer(request: PerceptionRequest) -> str:
-            if self.die_at and self.die_marker and stages.get(request.system) == self.die_at:
+            if self.die_at and self.die_marker and stages.get(request.system or "") == self.die_at:
                 marker = Path(self.die_marker)
                 if not marker.exists():
                     marker.write_text(str(os.getpid()))
@@ -49,5 +49,5 @@ class ScriptedEndpoint:
             return text
 
         vlm = FunctionVLM(answer, model_name="scripted")
-        vlm.base_url = self.base_url
+        vlm.base_url = self.base_url  # type: ignore[attr-defined]  # the fleet keys its endpoint limits by base_url
         return vlm

@@ -1,7 +1,7 @@
 """Importers: build a memory from annotations that already exist instead of running a vision model.
 
     memtools.importers.captions     SRT / WebVTT / dense-caption JSON -> micro-events
-    memtools.importers.memdreamer   MEMDREAMER release memories -> the full hierarchy
+    memtools.memdreamer             MEMDREAMER release memories -> the full hierarchy (importer and exporter)
 
 Each module is imported on use; this package imports nothing at import time.
 """

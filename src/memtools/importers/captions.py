@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import pairwise
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -180,7 +181,7 @@ def graph_from_captions(video: CaptionedVideo, grouping: CaptionGrouping | None 
         for n, (name, etype) in enumerate(video.entities, 1):
             graph.entities.append(Entity(id=entity_id(first, n), video_id=vid, macro_id=first, entity_type=etype,
                                          description=name))
-    for a, b in zip(graph.supers, graph.supers[1:]):
+    for a, b in pairwise(graph.supers):
         graph.edges.append(Edge(source=a.id, target=b.id, category=EdgeCategory.PROGRESSION, label="BEFORE"))
     graph.check()
     return graph

@@ -67,7 +67,7 @@ def _video(path: Path, key: str, entry: Any) -> CaptionedVideo:
         stamps, sentences = entry["timestamps"], entry["sentences"]
         if len(stamps) != len(sentences):
             raise ValueError(f"{len(stamps)} timestamps but {len(sentences)} sentences")
-        captions = [Caption(_number(s), _number(e), str(t)) for (s, e), t in zip(stamps, sentences)]
+        captions = [Caption(_number(s), _number(e), str(t)) for (s, e), t in zip(stamps, sentences, strict=True)]
         duration = _number(entry.get("duration") or 0.0)
     except (KeyError, TypeError, ValueError) as exc:
         raise ImportFormatError(f"{path}: video {key!r} is malformed ({exc}); {LAYOUT_HELP}") from exc

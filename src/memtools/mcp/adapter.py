@@ -29,6 +29,7 @@ from memtools.mcp.uris import frame_uri, keyframe_uri
 from memtools.tools import FrameItem, Frames, MemoryTools, ToolOutcome, ToolSpec
 from memtools.tools import messages as msg
 from memtools.tools.frames_search import FrameMatch, FrameMatches
+from memtools.tools.results import ToolResult
 from memtools.tools.text import clip, hms
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ class FrameOut(FrameItem):
 class FramesOut(Frames):
     """``inspect_frames`` as structured content: the frames without their bytes, each with its resource URI."""
 
-    frames: list[FrameOut]
+    frames: list[FrameOut]  # type: ignore[assignment]  # a narrower item type; mypy holds lists invariant
     images: SkipJsonSchema[list[bytes]] = Field(default_factory=list, exclude=True, repr=False)
 
 
@@ -112,7 +113,8 @@ def signature(spec: ToolSpec) -> inspect.Signature:
     """Keyword-only parameters from the spec's argument model; returns ``CallToolResult`` of the result model."""
     params = []
     for name, field in spec.args.model_fields.items():
-        annotation = Annotated[(field.annotation, *field.metadata, Field(description=field.description))]
+        # built at run time for the SDK's signature reader, which mypy cannot follow
+        annotation = Annotated[(field.annotation, *field.metadata, Field(description=field.description))]  # type: ignore[name-defined]
         default = inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
     return inspect.Signature(params, return_annotation=Annotated[CallToolResult, output_model(spec)])
@@ -141,7 +143,7 @@ def _structured(model: BaseModel) -> tuple[dict[str, Any], str]:
     return data, note
 
 
-def tool_result(result: BaseModel) -> CallToolResult:
+def tool_result(result: ToolResult) -> CallToolResult:
     """Rendered text for the model plus the result as structured content, both within the limits."""
     data, note = _structured(result)
     return CallToolResult(content=[TextContent(type="text", text=cap_text(result.render() + note))],

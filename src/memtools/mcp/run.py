@@ -10,10 +10,11 @@ import argparse
 import logging
 import os
 import sys
+from typing import Literal
 
-from memtools.cli.common import add_serve_arguments, resolve_memory
 from memtools.errors import MemtoolsError
 from memtools.mcp.server import build_server
+from memtools.options import add_serve_arguments, resolve_memory
 from memtools.store import Memory
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,7 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     the client closes stdin (stdio) or on Ctrl-C (HTTP).
     """
     opened = Memory.open(memory)  # reads the manifest only; the graph is opened per call
-    level = "INFO" if verbose else "WARNING"
+    level: Literal["INFO", "WARNING"] = "INFO" if verbose else "WARNING"
     server = build_server(opened, log_level=level)
     from memtools.mcp.warmup import warm_up
 

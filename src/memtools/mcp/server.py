@@ -43,20 +43,24 @@ class LazyTools:
     """
 
     def __init__(self, memory: Memory | MemoryTools | str | os.PathLike) -> None:
-        self._source = memory
-        self._tools = memory if isinstance(memory, MemoryTools) else None
-        if isinstance(memory, Memory):
+        self._tools: MemoryTools | None = None
+        self._folder = Path()  # the folder to open on first use, when no open memory was given
+        if isinstance(memory, MemoryTools):
+            self._tools = memory
+        elif isinstance(memory, Memory):
             self._tools = MemoryTools(memory)
+        else:
+            self._folder = Path(memory)
         self._lock = threading.Lock()
 
     @property
     def path(self) -> Path:
-        return self._tools.memory.path if self._tools is not None else Path(self._source)
+        return self._tools.memory.path if self._tools is not None else self._folder
 
     def __call__(self) -> MemoryTools:
         with self._lock:
             if self._tools is None:
-                self._tools = MemoryTools(Memory.open(self._source))
+                self._tools = MemoryTools(Memory.open(self._folder))
                 log.info("opened memory %s", self._tools.memory.path)
             return self._tools
 
@@ -104,7 +108,7 @@ def build_server(
     name: str = "memtools",
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
 ) -> MCPServer:
-    """The MCP server over ``memory``: nine read-only tools, resources, the ORA prompt.
+    """The MCP server over ``memory``: every tool of ``TOOL_SPECS`` (read-only), resources, the ORA prompt.
 
     ``memory`` is an open ``Memory`` (or ``MemoryTools``) or the path of a memory folder,
     opened on the first call. Run it with ``server.run()`` (stdio) or

@@ -22,8 +22,7 @@ def warm_up(memory: Memory) -> threading.Thread:
     def run() -> None:
         try:
             memory.embedder.embed_query("warm up")
-            memory.vectors.count()  # imports lancedb, opens the table, checks it against the manifest
-            from lancedb.rerankers import RRFReranker  # noqa: F401 - hybrid search imports it on first use
+            memory.vectors.warm_up()  # imports lancedb, opens the table, checks it against the manifest
         except Exception:  # noqa: BLE001 - a warm-up must never take the server down
             log.debug("warm-up of %s failed; the first call will report it", memory.path, exc_info=True)
 

@@ -79,9 +79,11 @@ class LocalVLM(BaseVLM):
         if (model is None) != (processor is None):
             raise ConfigError("give both model= and processor=, or neither and a model_id")
         if model is None and not model_id:
-            raise ConfigError("LocalVLM needs a model id or path (e.g. 'Qwen/Qwen2.5-VL-3B-Instruct') or model=/processor=")
+            raise ConfigError("LocalVLM needs a model id or path (e.g. 'Qwen/Qwen2.5-VL-3B-Instruct') "
+                              "or model=/processor=")
         self.model_id = model_id
-        self.model_name = model_id or str(getattr(getattr(model, "config", None), "_name_or_path", "") or type(model).__name__)
+        config_name = getattr(getattr(model, "config", None), "_name_or_path", "")
+        self.model_name = model_id or str(config_name or type(model).__name__)
         self.device_preference = device
         self.dtype = dtype
         self.trust_remote_code = trust_remote_code
@@ -106,6 +108,8 @@ class LocalVLM(BaseVLM):
             from transformers import AutoModelForImageTextToText, AutoProcessor
         except ImportError as exc:  # pragma: no cover - transformers is a core dependency
             raise ConfigError(f"the local VLM needs transformers: {_INSTALL_HINT}") from exc
+        if self.model_id is None:  # pragma: no cover - the constructor requires a model id without model=
+            raise ConfigError("LocalVLM needs a model id or path to load")
         device = select_device(self.device_preference)
         dtype = _auto_dtype(device) if self.dtype == "auto" else self.dtype
         try:
@@ -115,7 +119,8 @@ class LocalVLM(BaseVLM):
             )
         except (OSError, ValueError, ImportError) as exc:
             raise PerceptionError(f"cannot load local model {self.model_id!r}: {exc}") from exc
-        self._model, self._processor = model.to(device).eval(), processor
+        # transformers types ``to`` through a decorator whose signature mypy reads as unbound
+        self._model, self._processor = model.to(device).eval(), processor  # type: ignore[arg-type]
         return self._model, self._processor
 
     def build_messages(self, request: PerceptionRequest) -> list[dict[str, Any]]:

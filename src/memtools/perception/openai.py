@@ -22,7 +22,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timezone
+from datetime import UTC
 from typing import Any, Literal
 
 import httpx
@@ -80,7 +80,7 @@ def parse_retry_after(headers: httpx.Headers, now: Callable[[], float] = time.ti
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
+        when = when.replace(tzinfo=UTC)
     return max(0.0, when.timestamp() - now())
 
 
@@ -178,13 +178,15 @@ class OpenAIVLM(BaseVLM):
         if request.system:
             messages.append({"role": "system", "content": request.system})
         messages.append({"role": "user", "content": content})
-        body: dict[str, Any] = {"model": self.model_name, "messages": messages, self.max_tokens_field: request.max_tokens}
+        body: dict[str, Any] = {"model": self.model_name, "messages": messages,
+                                self.max_tokens_field: request.max_tokens}
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.json_schema is not None:
             name = str(request.json_schema.get("title") or "response")
             safe = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:64]
-            body["response_format"] = {"type": "json_schema", "json_schema": {"name": safe, "schema": request.json_schema}}
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": safe, "schema": request.json_schema}}
         elif request.json_mode:
             body["response_format"] = {"type": "json_object"}
         body.update(self.extra_body)

@@ -52,7 +52,8 @@ class FunctionVLM(BaseVLM):
         if isinstance(answer, PerceptionResponse):
             return answer
         if not isinstance(answer, str):
-            raise TypeError(f"FunctionVLM's function must return str or PerceptionResponse, not {type(answer).__name__}")
+            raise TypeError("FunctionVLM's function must return str or PerceptionResponse, "
+                            f"not {type(answer).__name__}")
         prompt_words = len(request.prompt.split()) + len((request.system or "").split())
         return PerceptionResponse(
             text=answer,

@@ -25,7 +25,7 @@ import numpy as np
 
 from memtools.retrieval.moments import Moment
 from memtools.retrieval.spans import MERGEABLE, merge_adjacent
-from memtools.store.vectors import Hit, LanceIndex, where_clause
+from memtools.store.base import Hit, SearchFilter, SearchQuery, VectorIndex
 from memtools.tools.search import SearchConfig
 
 LEAF_KINDS = ("entity", "event", "ocr", "speech")
@@ -42,15 +42,19 @@ class Filters:
     end: float | None = None
     as_of: float | None = None
 
-    def where(self, kinds: Sequence[str] | None = None, video_ids: Sequence[str] | None = None) -> str | None:
-        return where_clause(self.video_id, kinds if kinds is not None else self.kinds, self.start, self.end,
-                            video_ids=video_ids, as_of=self.as_of)
+    def filter(self, kinds: Sequence[str] | None = None, video_ids: Sequence[str] | None = None) -> SearchFilter:
+        """The store's typed filter: these restrictions, with ``kinds`` (empty: any) and ``video_ids`` if given."""
+        ids: tuple[str, ...] | None = None if self.video_id is None else (self.video_id,)
+        if video_ids is not None:
+            ids = tuple(v for v in video_ids if ids is None or v in ids)
+        return SearchFilter(video_ids=ids, kinds=tuple(kinds if kinds is not None else self.kinds),
+                            start=self.start, end=self.end, as_of=self.as_of)
 
 
-def rank_videos(index: LanceIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
+def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
                 searchable: Sequence[str]) -> dict[str, float]:
     """Video id -> score from the hierarchy (stage 1), best first."""
-    nodes = [h for h in index.search("vector", vector, "", config.candidates, filters.where(kinds=[]))
+    nodes = [h for h in index.search(SearchQuery("vector", config.candidates, vector, filter=filters.filter(kinds=[])))
              if h.kind in searchable]
     profiles = index.video_profiles()
     sims = profiles.similarities(vector)
@@ -59,10 +63,11 @@ def rank_videos(index: LanceIndex, vector: np.ndarray, text: str, config: Search
         keep &= profiles.durations <= filters.as_of
     if filters.start is not None:
         keep &= profiles.durations >= filters.start
-    root = {vid: float(s) for vid, s, k in zip(profiles.video_ids, sims, keep) if k}
+    root = {vid: float(s) for vid, s, k in zip(profiles.video_ids, sims, keep, strict=True) if k}
     words: dict[str, float] = {}
     if config.text_weight > 0 and text:
-        found = index.search("fulltext", None, text, max(4 * config.videos, 32), filters.where(kinds=["video"]))
+        found = index.search(SearchQuery("fulltext", max(4 * config.videos, 32), text=text,
+                                         filter=filters.filter(kinds=["video"])))
         top = max((h.score for h in found), default=0.0) or 1.0
         words = {h.video_id: h.score / top for h in found}
     if not nodes and not root:
@@ -112,7 +117,9 @@ def rank_moments(hits: Sequence[Hit], config: SearchConfig, kinds: Sequence[str]
         # Candidates close to the best hit go first, at most per_video of each video; a video far
         # behind does not push a better video's next moment down.
         close = moments[0].score - config.diversity_margin
-        first, rest, seen = [], [], defaultdict(int)
+        first: list[Moment] = []
+        rest: list[Moment] = []
+        seen: defaultdict[str, int] = defaultdict(int)
         for m in moments:
             (first if m.score >= close and seen[m.video_id] < config.per_video else rest).append(m)
             seen[m.video_id] += 1
@@ -162,7 +169,7 @@ class LibraryResult:
     video_scores: dict[str, float]
 
 
-def search_library(index: LanceIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
+def search_library(index: VectorIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
                    searchable: Sequence[str], video_rows: Callable[[str], int],
                    open_kinds: Sequence[str] | None = None) -> LibraryResult:
     """Coarse-to-fine moments. ``video_rows(video_id)`` gives a video's lance row count, so stage 2
@@ -178,6 +185,6 @@ def search_library(index: LanceIndex, vector: np.ndarray, text: str, config: Sea
             return LibraryResult([], [], [], {})
     limit = sum(video_rows(v) for v in opened) + 16
     kinds = list(dict.fromkeys([*(open_kinds or filters.kinds), "macro"]))
-    hits = index.search("vector", vector, "", limit, filters.where(kinds=kinds, video_ids=opened))
+    hits = index.search(SearchQuery("vector", limit, vector, filter=filters.filter(kinds=kinds, video_ids=opened)))
     moments = rank_moments(hits, config, filters.kinds, video_scores or None)
     return LibraryResult(moments, hits, opened, video_scores)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memtools.store.vectors import Hit
+from memtools.store.base import Hit
 
 
 @dataclass(frozen=True)

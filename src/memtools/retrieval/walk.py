@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from memtools.retrieval.moments import Moment
-from memtools.store.vectors import Hit
+from memtools.store.base import Hit
 from memtools.tools.search import WalkConfig
 
 UNKNOWN_EDGE_WEIGHT = 0.3

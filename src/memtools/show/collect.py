@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from memtools.errors import MemoryBusy, ToolError
+from memtools.errors import MemoryBusy, ToolBusy
 from memtools.tools import MemoryTools
+from memtools.tools import messages as msg
 
 MACRO_RELATIONS = ["CAUSES", "PREVENTS", "ENABLES"]
 SUPER_RELATIONS = ["LEADS_TO", "RESOLVES", "CONTRASTS_WITH"]
@@ -57,7 +58,7 @@ def keyframes(tools: MemoryTools, video_id: str, duration: float) -> list[dict[s
         with tools.memory.reading() as g:
             frames = g.keyframes(video_id, 0.0, max(duration, 0.0) + 1e9)
     except MemoryBusy as exc:
-        raise ToolError("memory is being updated, try again in a few seconds") from exc
+        raise ToolBusy(msg.BUSY) from exc
     return [{"id": k.id, "t": _r(k.t), "path": k.path, "macro": k.macro_id or ""} for k in frames]
 
 

@@ -91,7 +91,8 @@ def export_show(memory: Memory | MemoryTools, out: str | os.PathLike, *, video_i
             if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:  # a rebuild's new frame
                 write_thumbnail(source, target)
         if timeline:
-            report.timelines[vid] = draw_timeline(view, out / timeline_name(vid), memory_path=tools.memory.path)
+            report.timelines[vid] = out / timeline_name(vid)
+            draw_timeline(view, report.timelines[vid], memory_path=tools.memory.path)
         for name, text in video_files(view, timeline=timeline).items():
             size = _write(out / name, text)
             if name == video_page_name(vid):

@@ -1,7 +1,8 @@
 """HTML pages: one self-contained file per page (inline CSS, JS and data; no network).
 
 A page is ``assets/page.html`` filled with ``assets/show.css``, the scripts (``dom.js``,
-``draw.js``, ``pages.js``) and one JSON block the script draws from. File names are relative to one output folder, so the same pages
+``draw.js``, ``pages.js``) and one JSON block the script draws from. File names are relative
+to one output folder, so the same pages
 work from disk (``memtools show``) and from the server (``memtools serve --http``):
 
     index.html, index-2.html, ...       the library, PAGE_SIZE videos a page
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from string import Template
 from typing import Any
@@ -33,7 +34,7 @@ MAX_KEY_ENTITIES = 8
 SCRIPTS = ("dom.js", "draw.js", "pages.js")  # joined inside one function scope by page.html
 
 
-@lru_cache(maxsize=None)
+@cache
 def asset(name: str) -> str:
     return (resources.files("memtools.show") / "assets" / name).read_text(encoding="utf-8")
 
@@ -94,7 +95,8 @@ def video_files(view: dict[str, Any], *, timeline: bool = True, budget: int = PA
     vid = view["video"]["id"]
     data: dict[str, Any] = {
         "kind": "video", "view": page_outline(view), "subgraphs": {}, "parts": {"files": [], "of": {}},
-        "index_href": index_name(1), "frames_base": frames_base(vid), "timeline_png": timeline_name(vid) if timeline else "",
+        "index_href": index_name(1), "frames_base": frames_base(vid),
+        "timeline_png": timeline_name(vid) if timeline else "",
     }
     title = f"{view['video']['title'] or vid} — memtools"
     used = len(html_page(title, data).encode("utf-8"))

@@ -33,7 +33,7 @@ def _thumb(path: Path, height: int = 72) -> np.ndarray | None:
 def _ticks(duration: float) -> tuple[list[float], list[str]]:
     steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600]
     step = next((s for s in steps if duration / s <= 12), 43200)
-    ticks = [i * step for i in range(int(duration // step) + 1)]
+    ticks = [float(i * step) for i in range(int(duration // step) + 1)]
     return ticks, [hms(t) for t in ticks]
 
 

@@ -97,7 +97,7 @@ def register_show_routes(server, tools: Callable[[], MemoryTools]) -> ShowSite:
         try:
             body = await anyio.to_thread.run_sync(make)
         except (MemoryBusy, ToolError) as exc:
-            busy = isinstance(exc, MemoryBusy) or "being updated" in str(exc)
+            busy = isinstance(exc, MemoryBusy) or (isinstance(exc, ToolError) and exc.kind == "busy")
             return PlainTextResponse(str(exc), status_code=503 if busy else 404)
         except MemtoolsError as exc:
             log.warning("show page failed: %s", exc)

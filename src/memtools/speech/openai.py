@@ -99,7 +99,8 @@ class OpenAIRecognizer:
         for n, seg in enumerate(segments):
             try:
                 start, end = float(seg["start"]), float(seg["end"])
-                words = [Word(t_start=origin + float(w["start"]), t_end=origin + max(float(w["start"]), float(w["end"])),
+                words = [Word(t_start=origin + float(w["start"]),
+                              t_end=origin + max(float(w["start"]), float(w["end"])),
                               text=str(w["word"]).strip()) for w in seg.get("words") or []]
                 speaker = seg.get("speaker")
                 out.append(Utterance(t_start=origin + max(0.0, start), t_end=origin + max(start, end, 0.0),

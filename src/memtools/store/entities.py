@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from memtools.describe import clip
-from memtools.schema import EdgeCategory, Entity, MicroEvent, VideoGraph
+from memtools.schema import EdgeCategory, Entity, MicroEvent, OcrText, VideoGraph
 
 SAME_VECTOR = 0.9
 SIMILARITY_BLOCK = 1024
@@ -139,7 +139,8 @@ class _Roles:
     def __init__(self, graph: VideoGraph) -> None:
         self.macros = {m.id: m for m in graph.macros}
         events = {e.id: e for e in graph.events}
-        names = {n.id: n for n in (*graph.entities, *graph.ocr)}
+        names: dict[str, Entity | OcrText] = {n.id: n for n in graph.entities}
+        names.update({n.id: n for n in graph.ocr})
         self.by_mention: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for edge in graph.edges:
             if edge.category not in (EdgeCategory.ROLE, EdgeCategory.SPATIAL) or edge.label == "IS_SAME_AS":
@@ -153,7 +154,7 @@ class _Roles:
                     item.update(text=clip(node.action or node.description, 140), t_start=node.t_start,
                                 t_end=node.t_end)
                 elif node is not None:
-                    words = f'"{node.text}"' if hasattr(node, "text") else (node.name or node.description)
+                    words = f'"{node.text}"' if isinstance(node, OcrText) else (node.name or node.description)
                     item["text"] = clip(words, 100)
                 self.by_mention[mine].append(item)
 

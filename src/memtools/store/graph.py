@@ -1,7 +1,8 @@
 """The graph engine seam: every Cypher statement memtools runs lives in this module.
 
-Kuzu 0.11.3 was archived upstream; keeping all of its query text here, behind the small
-typed ``KuzuGraph`` class, means a fork (``ladybug``) or another engine is one module away.
+Kuzu 0.11.3 was archived upstream; its maintained fork ``ladybug`` keeps the same Python API
+and Cypher, so ``KuzuGraph`` takes the driver module (``kuzu`` or ``ladybug``) and serves both
+(``memtools.store.engines`` names them). ``KuzuGraph`` implements ``memtools.store.base.GraphStore``.
 Every query is parameterized; ids never get spliced into Cypher text.
 
 Nodes come back as the pydantic models of ``memtools.schema``; edges as ``EdgeRow``.
@@ -9,13 +10,15 @@ Nodes come back as the pydantic models of ``memtools.schema``; edges as ``EdgeRo
 
 from __future__ import annotations
 
+import importlib
 import importlib.util  # noqa: F401  - kuzu's arrow scan needs importlib.util imported (0.11.3 bug)
 import json
+import math
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
@@ -35,6 +38,7 @@ from memtools.schema import (
     kind_of_id,
 )
 from memtools.store import graph_rows
+from memtools.store.base import EdgeRow, GraphStore
 from memtools.store.graph_schema import (
     _BY_NAME,
     _DETAIL,
@@ -44,25 +48,13 @@ from memtools.store.graph_schema import (
     _schema_ddl,
 )
 
-LOCK_MARKERS = ("Could not set lock", "lock on file")
+LOCK_MARKERS = ("Could not set lock", "lock on file",
+                "checkpoint recovery is pending")  # ladybug: a read-only open during a writer's checkpoint
 # Up to this many ids of one kind, get_many looks each up by primary key (~0.5 ms each);
 # beyond it one scan of the table is cheaper (~50 ms for 200k rows, benchmarks/tool_latency.py).
 PK_LOOKUPS_MAX = 64
 
-@dataclass(frozen=True)
-class EdgeRow:
-    """One edge as read back, with the node at its far end."""
-
-    source: str
-    target: str
-    category: EdgeCategory
-    label: str
-    description: str
-    other: Node  # the node at the end that is not the one asked about
-
-    @property
-    def other_id(self) -> str:
-        return self.other.id
+__all__ = ["EdgeRow", "KuzuGraph", "translate"]
 
 
 def writer_pool_mb(path: Path, floor_mb: int) -> int:
@@ -93,24 +85,28 @@ def translate(exc: Exception, doing: str) -> Exception:
     return StoreError(f"graph store failed while {doing}: {text}")
 
 
-class KuzuGraph:
-    """Typed access to the kuzu database of one memory folder.
+class KuzuGraph(GraphStore):
+    """Typed access to the kuzu (or ladybug) database of one memory folder.
 
-    Open read-only for tools (many processes may) or read-write for builds (one process,
-    never alongside readers: kuzu 0.11.3's rule). Writes inside one process must be
-    serialized by the caller (``Memory`` does it).
+    Open read-only for tools (many processes may) or read-write for builds (one process; with
+    kuzu 0.11.3 never alongside readers, with ladybug readers may stay). Writes inside one
+    process must be serialized by the caller (``Memory`` does it). ``driver``: the imported
+    ``kuzu`` or ``ladybug`` module (default: ``kuzu``); one process may import only one of them.
     """
 
-    def __init__(self, path: Path, *, read_only: bool, buffer_pool_mb: int = 256) -> None:
-        import kuzu
-
+    def __init__(self, path: Path, *, read_only: bool, buffer_pool_mb: int = 256,
+                 driver: ModuleType | None = None) -> None:
+        if driver is None:
+            driver = importlib.import_module("kuzu")
         self.path = Path(path)
         self.read_only = read_only
+        self._db: Any = None  # the driver's Database (kuzu or ladybug)
+        self._conn: Any = None
         try:
-            self._db = kuzu.Database(
+            self._db = driver.Database(
                 str(self.path), read_only=read_only, buffer_pool_size=buffer_pool_mb * 1024 * 1024
             )
-            self._conn = kuzu.Connection(self._db)
+            self._conn = driver.Connection(self._db)
         except RuntimeError as exc:
             raise translate(exc, f"opening {self.path}") from exc
         self._present: set[str] | None = None
@@ -145,6 +141,8 @@ class KuzuGraph:
             raise StoreError("graph store is closed")
         try:
             result = self._conn.execute(query, params or {})
+            if isinstance(result, list):  # one result per statement; memtools runs one statement at a time
+                raise StoreError(f"expected one statement, got {len(result)}: {query[:80]!r}")
             rows = result.get_all()
             result.close()
             return rows
@@ -224,10 +222,6 @@ class KuzuGraph:
         return counts
 
     # --- reads --------------------------------------------------------------------------
-
-    def get(self, node_id: str) -> Node | None:
-        found = self.get_many([node_id])
-        return found.get(node_id)
 
     def get_many(self, node_ids: Iterable[str]) -> dict[str, Node]:
         by_kind: dict[NodeKind, list[str]] = defaultdict(list)
@@ -334,28 +328,27 @@ class KuzuGraph:
 
     def speech(self, video_id: str, start: float, end: float, *, as_of: float | None = None,
                limit: int = 1000) -> list[Speech]:
-        """Utterances of a video that overlap ``[start, end]`` (ending after ``start``) (and had ended by ``as_of``), in time order."""
+        """Utterances of a video that overlap ``[start, end]`` (ending after ``start``) (and had ended
+        by ``as_of``), in time order."""
         if not self._has_speech():
             return []
         rows = self._run(
             "MATCH (u:Speech) WHERE u.video_id = $vid AND (u.t_end > $s OR u.t_start >= $s) AND u.t_start <= $e"
-            " AND ($asof IS NULL OR u.t_end <= $asof) RETURN u ORDER BY u.t_start, u.id LIMIT $limit",
-            {"vid": video_id, "s": float(start), "e": float(end), "asof": None if as_of is None else float(as_of),
+            " AND u.t_end <= $asof RETURN u ORDER BY u.t_start, u.id LIMIT $limit",
+            # no NULL parameter: ladybug types an unbound NULL as BOOL ("Cannot compare DOUBLE and BOOL")
+            {"vid": video_id, "s": float(start), "e": float(end), "asof": math.inf if as_of is None else float(as_of),
              "limit": int(limit)})
         return [_decode(r[0]) for r in rows]  # type: ignore[misc]
 
     def counts(self, video_id: str | None = None) -> dict[str, int]:
         counts: dict[str, int] = {}
+        # the video condition only when there is one (no NULL parameters: see speech())
+        params, node_cond, edge_cond = ({}, "", "") if video_id is None else (
+            {"vid": video_id}, " WHERE n.video_id = $vid", " AND a.video_id = $vid")
         for table in self._tables():
-            rows = self._run(
-                f"MATCH (n:{table.name}) WHERE $vid IS NULL OR n.video_id = $vid RETURN count(n)", {"vid": video_id}
-            )
+            rows = self._run(f"MATCH (n:{table.name}){node_cond} RETURN count(n)", params)
             counts[table.kind.value] = int(rows[0][0])
-        rows = self._run(
-            "MATCH (a)-[r:Rel]->(b) WHERE r.category <> 'hierarchy' AND ($vid IS NULL OR a.video_id = $vid)"
-            " RETURN count(r)",
-            {"vid": video_id},
-        )
+        rows = self._run(f"MATCH (a)-[r:Rel]->(b) WHERE r.category <> 'hierarchy'{edge_cond} RETURN count(r)", params)
         counts["edges"] = int(rows[0][0])
         return counts
 

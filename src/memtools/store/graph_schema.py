@@ -35,7 +35,7 @@ _ARROW = {_S: pa.string(), _D: pa.float64(), _I: pa.int64(), _L: pa.list_(pa.str
 class _Table:
     name: str
     kind: NodeKind
-    model: type
+    model: type[Node]
     columns: tuple[tuple[str, str], ...]
     json_columns: tuple[str, ...] = ()
 
@@ -105,8 +105,8 @@ def _schema_ddl() -> list[str]:
 def _details(graph: VideoGraph) -> list[dict[str, str]]:
     """One row per macro event: its children and the edges among them, as JSON, so get_subgraph
     is one primary-key lookup (a traversal costs ~20 ms at 1,000 h on kuzu 0.11.3)."""
-    children: dict[str, list[Node]] = defaultdict(list)
-    for node in [*graph.entities, *graph.events, *graph.ocr, *graph.speech]:
+    children: dict[str, list[Entity | MicroEvent | OcrText | Speech]] = defaultdict(list)
+    for node in graph.macro_children():
         children[node.macro_id].append(node)
     owner = {n.id: n.macro_id for nodes in children.values() for n in nodes}
     edges: dict[str, list[list[str]]] = defaultdict(list)
@@ -133,8 +133,8 @@ def _encode(table: _Table, node: Any) -> dict[str, Any]:
 
 
 def _decode(row: dict[str, Any]) -> Node:
-    table = _BY_NAME[row["_label"]]
-    data = {c: row.get(c) for c, _ in table.columns}
+    table = _BY_NAME[row["_label"] if "_label" in row else row["_LABEL"]]  # kuzu: _label, ladybug: _LABEL
+    data: dict[str, Any] = {c: row.get(c) for c, _ in table.columns}
     for col in table.json_columns:
         data[col] = json.loads(data[col]) if data[col] else {}
     if table.kind is NodeKind.VIDEO:

@@ -21,13 +21,14 @@ import contextlib
 import fcntl
 import os
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
 from memtools.store.manifest import Manifest, read_manifest
+from memtools.store.problems import Problem, Report
+from memtools.store.problems import first_line as _first_line
 from memtools.store.vectors import LanceIndex
 
 if TYPE_CHECKING:
@@ -39,46 +40,11 @@ SEARCHABLE = tuple(kind.value for kind in SEARCHABLE_KINDS)
 EXAMPLES = 3
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One thing wrong with a memory. ``repairable``: ``memtools repair`` can derive it again."""
+def graph_file_name(manifest: Manifest) -> str:
+    """The graph database file of a memory: its engine's (``graph.kuzu`` for kuzu)."""
+    from memtools.store.graph_engines import graph_engine
 
-    part: str  # manifest | graph | vectors | frames | files
-    text: str
-    repairable: bool
-    video_id: str = ""
-    restore: str = ""  # for what repair cannot derive: how the user gets it back
-
-
-@dataclass
-class Report:
-    """What ``check`` found: one line per part, then the problems with their fix."""
-
-    path: Path
-    problems: list[Problem] = field(default_factory=list)
-    parts: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def render(self) -> str:
-        lines = [f"Memory {self.path}"]
-        lines += [f"  {name:<14}{state}" for name, state in self.parts.items()]
-        if self.ok:
-            lines.append("OK: the manifest, the graph and the vectors agree.")
-            return "\n".join(lines)
-        lines.append(f"Problems ({len(self.problems)}):")
-        for p in self.problems:
-            how = "memtools repair rebuilds it" if p.repairable else f"cannot be rebuilt: {p.restore}"
-            lines.append(f"  - [{p.part}] {p.text} ({how})")
-        fixable = sum(p.repairable for p in self.problems)
-        if fixable:
-            lines.append(f"DAMAGED: run `memtools repair --memory {self.path}` "
-                         f"(fixes {fixable} of {len(self.problems)} problem(s)).")
-        else:
-            lines.append("DAMAGED: nothing here can be rebuilt from the other parts; see each problem.")
-        return "\n".join(lines)
+    return graph_engine(manifest.graph_engine).file_name
 
 
 # --- cheap checks (every read and write) --------------------------------------------------
@@ -112,9 +78,10 @@ def quick_problems(path: Path, manifest: Manifest, rows: int | None = None) -> l
     """What a few ``stat`` calls can tell: the graph file and the vector table exist.
     ``rows``: ``expected_rows(manifest)`` when the caller has it already."""
     problems = []
-    if not (path / GRAPH_FILE).is_file():
+    graph = graph_file_name(manifest)
+    if not (path / graph).is_file():
         ready = [vid for vid, entry in manifest.videos.items() if entry.status == "ready"]
-        problems.append(Problem("graph", f"{GRAPH_FILE} is missing", not ready, restore=_restore(path, ready)))
+        problems.append(Problem("graph", f"{graph} is missing", not ready, restore=_restore(path, ready)))
     rows = expected_rows(manifest) if rows is None else rows
     # tables on object storage: no stat() there; guard_vectors' row count notices lost tables
     if rows and not manifest.tables and not (path / VECTORS_DIR / NODES_TABLE).is_dir():
@@ -194,7 +161,7 @@ class GuardedIndex(LanceIndex):
         self.memory_path = memory_path or Path(path).parent
 
     def nodes(self, create: bool = False):
-        if not create and self._nodes is None and not self.remote and not (self.path / NODES_TABLE).is_dir():
+        if not create and self._nodes is None and not self.remote and not (Path(self.path) / NODES_TABLE).is_dir():
             return None
         return super().nodes(create)
 
@@ -209,10 +176,6 @@ class GuardedIndex(LanceIndex):
 
 
 # --- the full check (memtools check) ------------------------------------------------------
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
 
 
 def _restore(path: Path, video_ids: list[str]) -> str:
@@ -243,12 +206,12 @@ def check(memory: Memory) -> Report:
     report.parts["manifest"] = (f"{len(manifest.videos)} video(s), {len(ready)} ready, "
                                 f"embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
     graph_ids: dict[str, set[str]] | None = None
-    if (path / GRAPH_FILE).is_file():
+    if (path / graph_file_name(manifest)).is_file():
         try:
             graph_ids = _check_graph(memory, manifest, ready, report)
         except StoreError as exc:
-            report.problems.append(Problem("graph", f"{GRAPH_FILE} cannot be read: {_first_line(exc)}", False,
-                                           restore=_restore(path, ready)))
+            text = f"{graph_file_name(manifest)} cannot be read: {_first_line(exc)}"
+            report.problems.append(Problem("graph", text, False, restore=_restore(path, ready)))
             report.parts["graph"] = "UNREADABLE"
     else:
         report.parts["graph"] = "MISSING"
@@ -350,7 +313,7 @@ def _check_vectors(memory: Memory, manifest: Manifest, ready: list[str], graph_i
         report.problems.append(Problem("vectors", f"{len(twice)} node(s) have more than one row, e.g. {twice[0]}",
                                        True))
     in_lance: dict[str, set[str]] = defaultdict(set)
-    for node_id, vid in zip(ids, vids):
+    for node_id, vid in zip(ids, vids, strict=True):
         in_lance[vid].add(node_id)
     for vid in sorted(set(in_lance) - set(ready)):
         report.problems.append(Problem("vectors", f"{len(in_lance[vid])} row(s) of video {vid!r}, which is not a "

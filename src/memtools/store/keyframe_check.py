@@ -13,15 +13,17 @@ import math
 import shutil
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtools.store.integrity import Problem, Report, _first_line
 from memtools.store.keyframe_index import TABLE, KeyframeIndex
 from memtools.store.keyframe_vectors import embed_keyframes
 from memtools.store.manifest import Manifest, read_manifest, write_manifest
+from memtools.store.problems import Problem, Report
+from memtools.store.problems import first_line as _first_line
 
 if TYPE_CHECKING:
-    from memtools.store.graph import KuzuGraph
+    from memtools.store.base import GraphStore
     from memtools.store.memory import Memory
 
 PART = "keyframes"
@@ -61,7 +63,7 @@ def check_keyframes(memory: Memory, manifest: Manifest, ready: list[str], report
                                            f"lists {want}", True, vid))
 
 
-def repair_keyframes(memory: Memory, kuzu: KuzuGraph, problems: list[Problem], done: list[str],
+def repair_keyframes(memory: Memory, kuzu: GraphStore, problems: list[Problem], done: list[str],
                      say: Callable[[str], None]) -> None:
     """Embed the keyframes of the damaged videos again (all of them when the table itself is damaged)."""
     damage = [p for p in problems if p.part == PART]
@@ -69,13 +71,15 @@ def repair_keyframes(memory: Memory, kuzu: KuzuGraph, problems: list[Problem], d
     if not damage or manifest.image_embedder is None:
         return
     embedder = memory.image_embedder
+    if embedder is None:  # the manifest names one, so the memory loads it; kept for the type checker
+        return
     table = KeyframeIndex(memory.vectors_unchecked, manifest.image_embedder.dim)
     ready = sorted(v for v, e in manifest.videos.items() if e.status == "ready")
     if any(p.video_id == "" for p in damage):  # unreadable or wrong dimension: start the table afresh
         try:
             table.restore(None)
         except Exception:
-            shutil.rmtree(memory.vectors_unchecked.path / f"{TABLE}.lance", ignore_errors=True)
+            shutil.rmtree(Path(memory.vectors_unchecked.path) / f"{TABLE}.lance", ignore_errors=True)
         table._table = None
         todo = ready
     else:

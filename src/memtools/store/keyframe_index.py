@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
+from memtools.store.base import SearchFilter
 from memtools.store.entity_index import EntityIndex
 from memtools.store.vectors import ANN_REFINE, LanceIndex, _quote, build_indexes
 
@@ -108,7 +109,9 @@ class KeyframeIndex(EntityIndex):
             raise StoreError(f"keyframe lookup failed: {exc}") from exc
         return set(rows.column("id").to_pylist())
 
-    def search(self, vector: np.ndarray, limit: int, where: str | None = None) -> list[FrameRow]:  # type: ignore[override]
+    def search(self, vector: np.ndarray, limit: int,  # type: ignore[override]
+               where: SearchFilter | None = None) -> list[FrameRow]:
+        """The frames most like ``vector``; ``where``'s video ids and window (on a frame's ``t``) restrict them."""
         table = self.table()
         if table is None or limit <= 0:
             return []
@@ -119,12 +122,22 @@ class KeyframeIndex(EntityIndex):
                 self._ann = any(tuple(ix.columns) == ("vector",) for ix in table.list_indices())
             if self._ann:
                 query = query.refine_factor(ANN_REFINE)
-            if where:
-                query = query.where(where, prefilter=True)
+            clause = _frame_filter(where) if where is not None else None
+            if clause:
+                query = query.where(clause, prefilter=True)
             rows = query.select([*_COLUMNS, "_distance"]).limit(limit).to_list()
         except Exception as exc:
             raise StoreError(f"keyframe search failed: {exc}") from exc
         return [_row(r, 1.0 - float(r["_distance"])) for r in rows]
+
+
+def _frame_filter(f: SearchFilter) -> str | None:
+    if f.kinds or f.as_of is not None:
+        raise StoreError("a keyframe search filters by video ids and a time window only")
+    ids = " OR ".join(f"video_id = {_quote(v)}" for v in f.video_ids) if f.video_ids is not None else None
+    parts = [f"({ids or 'false'})"] if f.video_ids is not None else []
+    rest = frame_where(None, f.start, f.end)
+    return " AND ".join([*parts, *([rest] if rest else [])]) or None
 
 
 def _row(row: dict[str, Any], score: float = 0.0) -> FrameRow:

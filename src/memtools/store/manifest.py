@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
@@ -41,6 +41,9 @@ class Manifest(BaseModel):
     image_embedder: EmbedderInfo | None = None  # set once keyframes are embedded (visual search)
     generation: int = 0
     tables: str | None = None  # lance tables on object storage (s3://...); None: vectors/ in the folder
+    graph_engine: str = "kuzu"  # kuzu | ladybug (memtools.store.engines); fixed when the memory is created
+    # lance table versions of the last committed write (readers beside a writer read these, see LanceIndex.pin)
+    table_versions: dict[str, int] = Field(default_factory=dict)
     created_at: str = Field(default_factory=lambda: now())
     videos: dict[str, VideoEntry] = Field(default_factory=dict)
 
@@ -69,7 +72,7 @@ class Manifest(BaseModel):
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def read_manifest(folder: Path) -> Manifest:
@@ -96,7 +99,7 @@ def _reason(exc: Exception) -> str:
         return f"{where}: {error['msg']}" if where else error["msg"]
     if isinstance(exc, UnicodeDecodeError):
         return "not UTF-8 text"
-    return exc.strerror or str(exc)
+    return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
 def write_manifest(folder: Path, manifest: Manifest) -> None:

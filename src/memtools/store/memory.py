@@ -1,6 +1,11 @@
-"""``Memory``: one memory folder — a library of videos in kuzu + lance, and the rules for sharing it.
+"""``Memory``: one memory folder — a library of videos in a graph engine + lance, and the rules for sharing it.
 
-Sharing follows kuzu 0.11.3 ("one read-write process or many read-only ones"):
+``Memory`` receives its engines through its constructor (``memtools.store.engines`` picks them
+from the manifest: the graph engine is kuzu 0.11.3 by default, or ladybug); tools and front
+ends see only ``Memory`` and the contract types of ``memtools.store.base``.
+
+Sharing follows the graph engine. With kuzu 0.11.3 ("one read-write process or many
+read-only ones"):
 
 * Readers (tool calls, MCP servers) open the graph read-only, keep the handle only while
   they are busy, and let it go after ``idle_release`` seconds or as soon as a writer
@@ -11,6 +16,10 @@ Sharing follows kuzu 0.11.3 ("one read-write process or many read-only ones"):
 * A reader that meets a writer retries for ``busy_timeout`` seconds, then raises
   ``MemoryBusy`` ("memory is being updated, try again in a few seconds"); afterwards it
   sees the new data without a restart (the manifest's ``generation`` changes).
+
+An engine that lets readers stay beside a writer (``readers_beside_writer``: ladybug) has no
+busy window: readers ignore the intent file and keep reading the last committed data until
+the manifest's ``generation`` changes; the writer still takes ``memtools.lock``.
 
 Writes inside one process are serialized by a lock.
 """
@@ -29,8 +38,13 @@ from pathlib import Path
 from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
-from memtools.schema import Video
-from memtools.store.graph import KuzuGraph, writer_pool_mb
+from memtools.schema import MacroEvent, SuperEvent, Video
+from memtools.store import engines, integrity
+from memtools.store.base import GraphEngine, GraphStore, VectorIndex
+from memtools.store.entity_index import EntityIndex
+from memtools.store.graph import writer_pool_mb
+from memtools.store.keyframe_index import KeyframeIndex
+from memtools.store.location import check_same_tables, check_tables_uri
 from memtools.store.manifest import (
     MANIFEST,
     EmbedderInfo,
@@ -38,17 +52,13 @@ from memtools.store.manifest import (
     read_manifest,
     write_manifest,
 )
-from memtools.store.entity_index import EntityIndex
-from memtools.store.location import check_same_tables, check_tables_uri, tables_location
 from memtools.store.outline import Outline
-from memtools.store import integrity
 from memtools.store.vectors import LanceIndex
 from memtools.store.writes import MemoryWrites
-from memtools.store.keyframe_index import KeyframeIndex
 
 log = logging.getLogger(__name__)
 
-GRAPH_FILE = "graph.kuzu"
+GRAPH_FILE = "graph.kuzu"  # kuzu's file; another engine names its own (``Memory.graph_file``)
 VECTORS_DIR = "vectors"
 LOCK_FILE = "memtools.lock"
 INTENT_FILE = ".write-intent"
@@ -58,19 +68,29 @@ WRITE_BUFFER_MB = 512   # kuzu buffer pool of a writer: a batch must fit before 
 class Memory(MemoryWrites):
     """A memory folder. Use ``Memory.open`` / ``Memory.create``; close it (or use ``with``)."""
 
+    # Caches of ``store.integrity``'s checks: (manifest, searchable rows) and (generation, stamp) checked.
+    _expected_rows: tuple[Manifest, int] | None = None
+    _vectors_checked: tuple[int, int] | None = None
+
     def __init__(self, path: Path, manifest: Manifest, embedder: Embedder | None, *,
                  busy_timeout: float = 3.0, write_timeout: float = 60.0, idle_release: float = 1.0,
-                 image_embedder: ImageEmbedder | None = None) -> None:
+                 image_embedder: ImageEmbedder | None = None, graph: GraphEngine | None = None,
+                 vectors: LanceIndex | None = None) -> None:
+        """``graph`` and ``vectors``: the engines (default: the ones the manifest names)."""
         self.path = Path(path)
         self.manifest = manifest
+        self.graph_engine: GraphEngine = graph or engines.graph_engine(manifest.graph_engine)
+        if self.graph_engine.name != manifest.graph_engine:
+            raise ConfigError(f"memory at {self.path} uses the {manifest.graph_engine} graph engine, not "
+                              f"{self.graph_engine.name}; migrate it first: memtools migrate --memory {self.path} "
+                              f"--engine {self.graph_engine.name}")
         self._embedder = embedder
         self._image_embedder = image_embedder
         self.busy_timeout = busy_timeout
         self.write_timeout = write_timeout
         self.idle_release = idle_release
-        self._graph: KuzuGraph | None = None
-        self._vectors = integrity.GuardedIndex(tables_location(self.path, manifest.tables), manifest.embedder.dim,
-                                               self.path)
+        self._graph: GraphStore | None = None
+        self._vectors: LanceIndex = vectors if vectors is not None else engines.vector_index(self.path, manifest)
         self._entities = EntityIndex(self._vectors)
         self._keyframes: KeyframeIndex | None = None
         self._lock = threading.RLock()  # guards the graph handle and serializes writes
@@ -78,28 +98,39 @@ class Memory(MemoryWrites):
         self._timer: threading.Timer | None = None
         self._closed = False
         self._outlines: dict[str, Outline] = {}
+        self._pin_tables()
 
     # --- opening ------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, path: str | os.PathLike, embedder: Embedder, *, tables: str | None = None, **options) -> Memory:
+    def create(cls, path: str | os.PathLike, embedder: Embedder, *, tables: str | None = None,
+               graph_engine: str | None = None, **options) -> Memory:
         """A new empty memory folder (or open the existing one, checking the embedder).
         ``tables``: keep the lance tables on object storage (``s3://bucket/prefix``, see
-        ``memtools.store.location``) instead of in ``vectors/``."""
+        ``memtools.store.location``) instead of in ``vectors/``. ``graph_engine``: "kuzu"
+        (default) or "ladybug" (``pip install 'memtools[ladybug]'``); an existing memory keeps its own."""
         folder = Path(path)
         tables = check_tables_uri(tables) if tables else None
+        engine = engines.graph_engine(graph_engine)  # the parameter shadows the function
         integrity.check_folder(folder, create=True)
         if (folder / MANIFEST).exists():
-            check_same_tables(folder, read_manifest(folder).tables, tables)
+            existing = read_manifest(folder)
+            check_same_tables(folder, existing.tables, tables)
+            if graph_engine is not None and existing.graph_engine != engine.name:
+                raise ConfigError(f"memory at {folder} uses the {existing.graph_engine} graph engine, not "
+                                  f"{engine.name}; leave out the engine option, or migrate it: memtools migrate "
+                                  f"--memory {folder} --engine {engine.name} --to NEW_FOLDER")
             return cls.open(folder, embedder, **options)
         if folder.exists() and any(folder.iterdir()):
             raise ConfigError(f"{folder} exists and is not a memtools memory; choose an empty or new folder")
+        engine.driver()  # not installed, or another engine loaded here: say so before the folder is made
         folder.mkdir(parents=True, exist_ok=True)
-        manifest = Manifest(embedder=EmbedderInfo(name=embedder.name, dim=embedder.dim), tables=tables)
+        manifest = Manifest(embedder=EmbedderInfo(name=embedder.name, dim=embedder.dim), tables=tables,
+                            graph_engine=engine.name)
         if options.get("image_embedder") is not None:
             image_embedder = options["image_embedder"]
             manifest.image_embedder = EmbedderInfo(name=image_embedder.name, dim=image_embedder.dim)
-        graph = KuzuGraph(folder / GRAPH_FILE, read_only=False)
+        graph = engine.open(folder / engine.file_name, read_only=False)
         try:
             graph.ensure_schema()
         finally:
@@ -118,6 +149,16 @@ class Memory(MemoryWrites):
         if image_embedder is not None:
             manifest.check_image_embedder(folder, image_embedder.name, image_embedder.dim)
         return cls(folder, manifest, embedder, **options)
+
+    @property
+    def graph_file(self) -> Path:
+        """The graph engine's database file."""
+        return self.path / self.graph_engine.file_name
+
+    @property
+    def readers_beside_writer(self) -> bool:
+        """Whether reads go on while another process writes (the graph engine allows it)."""
+        return self.graph_engine.readers_beside_writer
 
     @property
     def embedder(self) -> Embedder:
@@ -194,6 +235,11 @@ class Memory(MemoryWrites):
                 self._graph.close()
                 self._graph = None
 
+    def _pin_tables(self) -> None:
+        """Beside a writer (``readers_beside_writer``), search the lance version the manifest recorded."""
+        if self.readers_beside_writer:
+            self._vectors.pin(self.manifest.table_versions.get("nodes"))
+
     def refresh(self) -> None:
         """Pick up a newer manifest (and with it, new data) written by another process."""
         with self._lock:  # never release the graph under a reader on another thread
@@ -201,35 +247,45 @@ class Memory(MemoryWrites):
             if stamp != self._manifest_stamp:
                 self._manifest_stamp = stamp
                 self.manifest = read_manifest(self.path)
+                if self.manifest.graph_engine != self.graph_engine.name:  # `memtools migrate` switched it
+                    self._closed = True
+                    self._release_graph()
+                    raise StoreError(f"memory at {self.path} was migrated to the {self.manifest.graph_engine} graph "
+                                     "engine; open it again (restart the server or command)")
                 self._outlines.clear()
                 self._release_graph()
                 self._vectors.refresh()
+                self._pin_tables()
                 self._entities.refresh()
                 if self._keyframes is not None:
                     self._keyframes.refresh()
 
     @contextlib.contextmanager
-    def reading(self, *, guard: bool = True) -> Iterator[KuzuGraph]:
+    def reading(self, *, guard: bool = True) -> Iterator[GraphStore]:
         """The graph, open read-only for the duration of the block (waits briefly for writers).
         Raises ``MemoryDamaged`` when a part of the memory is missing (``guard=False``: open anyway)."""
         with self._lock:
             if self._closed:
                 raise StoreError("this memory has been closed")
             deadline = time.monotonic() + self.busy_timeout
+            refused: MemoryBusy | None = None  # the engine's last refusal, chained for whoever debugs it
             while True:
-                if (self.path / INTENT_FILE).exists() and not integrity.clear_stale_intent(self.path):
+                if (not self.readers_beside_writer and (self.path / INTENT_FILE).exists()
+                        and not integrity.clear_stale_intent(self.path)):
                     self._release_graph()
                 else:
                     self.refresh()
                     if guard:
                         integrity.guard(self)
                     if self._graph is None:
-                        with contextlib.suppress(MemoryBusy):
-                            self._graph = KuzuGraph(self.path / GRAPH_FILE, read_only=True, buffer_pool_mb=64)
+                        try:
+                            self._graph = self.graph_engine.open(self.graph_file, read_only=True, buffer_pool_mb=64)
+                        except MemoryBusy as exc:
+                            refused = exc
                     if self._graph is not None:
                         break
                 if time.monotonic() >= deadline:
-                    raise MemoryBusy("memory is being updated, try again in a few seconds")
+                    raise MemoryBusy("memory is being updated, try again in a few seconds") from refused
                 time.sleep(0.05)
             if self._timer is not None:
                 self._timer.cancel()
@@ -256,12 +312,14 @@ class Memory(MemoryWrites):
                 if not isinstance(video, Video):
                     return None
                 supers, macros = tuple(g.supers(video_id)), tuple(g.macros_of_video(video_id))
-            outline = Outline(video, supers, macros, {n.id: n for n in (*supers, *macros)})
+            by_id: dict[str, SuperEvent | MacroEvent] = {s.id: s for s in supers}
+            by_id.update({m.id: m for m in macros})
+            outline = Outline(video, supers, macros, by_id)
             self._outlines[video_id] = outline
             return outline
 
     @property
-    def vectors(self) -> LanceIndex:
+    def vectors(self) -> VectorIndex:
         """The lance tables, after checking (once per generation) that they hold what the manifest lists."""
         integrity.guard_vectors(self, self._vectors)
         return self._vectors
@@ -302,7 +360,7 @@ class Memory(MemoryWrites):
                 handle.close()
 
     @contextlib.contextmanager
-    def _writing(self, *, guard: bool = True) -> Iterator[KuzuGraph]:
+    def _writing(self, *, guard: bool = True) -> Iterator[GraphStore]:
         """Exclusive write access: process lock, intent file, graph opened read-write.
         Refuses (``MemoryDamaged``) on a damaged memory unless ``guard=False`` (repair)."""
         with self._process_lock():
@@ -317,8 +375,8 @@ class Memory(MemoryWrites):
                 graph = None
                 while graph is None:
                     try:
-                        graph = KuzuGraph(self.path / GRAPH_FILE, read_only=False,
-                                          buffer_pool_mb=writer_pool_mb(self.path / GRAPH_FILE, WRITE_BUFFER_MB))
+                        graph = self.graph_engine.open(self.graph_file, read_only=False,
+                                                       buffer_pool_mb=writer_pool_mb(self.graph_file, WRITE_BUFFER_MB))
                     except MemoryBusy:
                         if time.monotonic() >= deadline:
                             raise MemoryBusy(
@@ -334,3 +392,4 @@ class Memory(MemoryWrites):
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+

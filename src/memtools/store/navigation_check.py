@@ -13,12 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from memtools.store.graph import KuzuGraph
 from memtools.store.graph_rows import DERIVED, expected_counts
-from memtools.store.integrity import EXAMPLES, Problem, Report
+from memtools.store.integrity import EXAMPLES
 from memtools.store.manifest import read_manifest
+from memtools.store.problems import Problem, Report
 
 if TYPE_CHECKING:
-    from memtools.store.graph import KuzuGraph
+    from memtools.store.base import GraphStore
     from memtools.store.manifest import Manifest
     from memtools.store.memory import Memory
 
@@ -26,7 +28,7 @@ PART = "navigation"
 VIDEOS_PER_WRITE = 50
 
 
-def _compare(g, ready: list[str]) -> tuple[list[str], list[str], dict[str, dict[str, int]]]:
+def _compare(g: KuzuGraph, ready: list[str]) -> tuple[list[str], list[str], dict[str, dict[str, int]]]:
     """(ready videos whose rows are missing or miscounted, videos with rows that are not ready, rows per video)."""
     have = g.derived_counts()
     counts = g.counts_by_video()
@@ -43,6 +45,8 @@ def _compare(g, ready: list[str]) -> tuple[list[str], list[str], dict[str, dict[
 
 def check_navigation(memory: Memory, manifest: Manifest, ready: list[str], report: Report) -> None:
     with memory.reading(guard=False) as g:
+        if not isinstance(g, KuzuGraph):  # the rows belong to the kuzu/ladybug engine; another has its own
+            return
         wrong, stale, have = _compare(g, ready)
     report.parts[PART] = f"{len(ready) - len(wrong)} of {len(ready)} video(s) have their navigation rows"
     for vid in wrong[:EXAMPLES]:
@@ -57,10 +61,10 @@ def check_navigation(memory: Memory, manifest: Manifest, ready: list[str], repor
                                        "this memory", True, vid))
 
 
-def repair_navigation(memory: Memory, kuzu: KuzuGraph, problems: list[Problem], done: list[str],
+def repair_navigation(memory: Memory, kuzu: GraphStore, problems: list[Problem], done: list[str],
                       say: Callable[[str], None]) -> None:
     """Write the navigation rows of every video lacking them again, from the graph; drop stale ones."""
-    if not any(p.part == PART for p in problems):
+    if not any(p.part == PART for p in problems) or not isinstance(kuzu, KuzuGraph):
         return
     manifest = read_manifest(memory.path)
     todo, stale, _ = _compare(kuzu, sorted(v for v, e in manifest.videos.items() if e.status == "ready"))

@@ -82,7 +82,8 @@ def index_rows(graphs: Sequence[VideoGraph]) -> list[dict[str, Any]]:
         context = _context(graph, nodes)
         macros = {m.id: m for m in graph.macros}
 
-        def row(node: Any, kind: str, macro: MacroEvent | None, t_start: float, t_end: float) -> dict[str, Any]:
+        def row(node: Any, kind: str, macro: MacroEvent | None, t_start: float, t_end: float,
+                context: dict[str, list[str]] = context) -> dict[str, Any]:  # this video's context lines
             return {"id": node.id, "video_id": node.video_id, "kind": kind, "macro_id": macro.id if macro else "",
                     "t_start": float(t_start), "t_end": float(t_end), "text": payload(node),
                     "display": hit_text(node), "macro_label": macro.label if macro else "",

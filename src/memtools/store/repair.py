@@ -24,17 +24,18 @@ import logging
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtools.store import integrity
-from memtools.store.graph import KuzuGraph
+from memtools.store.entities import entity_rows
 from memtools.store.keyframe_check import repair_keyframes
 from memtools.store.manifest import VideoEntry, now, read_manifest, write_manifest
 from memtools.store.navigation_check import repair_navigation
-from memtools.store.entities import entity_rows
 from memtools.store.payload import index_rows
 
 if TYPE_CHECKING:
+    from memtools.store.base import GraphStore
     from memtools.store.memory import Memory
 
 log = logging.getLogger(__name__)
@@ -74,9 +75,10 @@ def repair(memory: Memory, progress: Callable[[str], None] | None = None, *,
     path = memory.path
     manifest = read_manifest(path)
     ready = [v for v, e in manifest.videos.items() if e.status == "ready"]
-    if (path / integrity.GRAPH_FILE).is_file() or not ready or forget_lost:
-        if not (path / integrity.GRAPH_FILE).is_file():
-            result.done.append(f"started an empty {integrity.GRAPH_FILE}")
+    graph_file = integrity.graph_file_name(manifest)
+    if (path / graph_file).is_file() or not ready or forget_lost:
+        if not (path / graph_file).is_file():
+            result.done.append(f"started an empty {graph_file}")
         with memory._writing(guard=False) as kuzu:
             kuzu.ensure_schema()
             _repair_graph_and_vectors(memory, kuzu, before, result, say, forget_lost)
@@ -88,7 +90,7 @@ def repair(memory: Memory, progress: Callable[[str], None] | None = None, *,
     return result
 
 
-def _repair_graph_and_vectors(memory: Memory, kuzu: KuzuGraph, before: integrity.Report, result: RepairResult,
+def _repair_graph_and_vectors(memory: Memory, kuzu: GraphStore, before: integrity.Report, result: RepairResult,
                               say: Callable[[str], None], forget_lost: bool) -> None:
     path = memory.path
     manifest = read_manifest(path)
@@ -123,7 +125,7 @@ def _repair_graph_and_vectors(memory: Memory, kuzu: KuzuGraph, before: integrity
     memory.manifest = manifest
 
 
-def _rebuild_vectors(memory: Memory, kuzu: KuzuGraph, ready: list[str], damage: list[integrity.Problem],
+def _rebuild_vectors(memory: Memory, kuzu: GraphStore, ready: list[str], damage: list[integrity.Problem],
                      result: RepairResult, say: Callable[[str], None]) -> None:
     index = memory.vectors_unchecked
     whole = any(p.video_id == "" for p in damage)  # missing, unreadable, wrong dimension, duplicates, no index
@@ -132,7 +134,7 @@ def _rebuild_vectors(memory: Memory, kuzu: KuzuGraph, ready: list[str], damage: 
             index.restore(None)  # drop the table
         except Exception:  # a damaged table may not even drop: remove its folder
             if not index.remote:
-                shutil.rmtree(index.path / integrity.NODES_TABLE, ignore_errors=True)
+                shutil.rmtree(Path(index.path) / integrity.NODES_TABLE, ignore_errors=True)
         index._nodes = None
         todo, stale = ready, []
     else:

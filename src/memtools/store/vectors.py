@@ -15,16 +15,18 @@ import logging
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
+from memtools.store.base import Hit, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.location import is_remote, storage_options
+
+__all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,6 @@ ANN_MIN_ROWS = 50_000   # below this, exact search is fast enough (benchmarks/to
 ANN_MAX_SEGMENTS = 4     # optimize() appends index segments; past this many the index is rebuilt
 ANN_REFINE = 5           # re-rank 5x candidates with exact distances: exact scores, ~98% of exact top-k
 KEEP_VERSIONS_FOR = timedelta(minutes=1)  # readers re-check the manifest before every search
-SearchMode = Literal["vector", "fulltext", "hybrid"]
 
 
 def nodes_schema(dim: int) -> pa.Schema:
@@ -44,35 +45,8 @@ def nodes_schema(dim: int) -> pa.Schema:
     ])
 
 
-KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("t", pa.float64()), ("path", pa.string())])
-
-
-@dataclass(frozen=True)
-class VideoProfiles:
-    """The root row of every video, held in memory: ranking thousands of videos by their
-    profile is one matrix product instead of a filtered vector query."""
-
-    video_ids: list[str]
-    durations: np.ndarray
-    vectors: np.ndarray  # one unit row per video
-
-    def similarities(self, vector: np.ndarray) -> np.ndarray:
-        return self.vectors @ np.asarray(vector, dtype=np.float32) if len(self.video_ids) else np.zeros(0)
-
-
-@dataclass(frozen=True)
-class Hit:
-    id: str
-    video_id: str
-    kind: str
-    macro_id: str
-    t_start: float
-    t_end: float
-    text: str
-    score: float
-    display: str = ""
-    macro_label: str = ""
-    context: tuple[str, ...] = ()
+KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("t", pa.float64()),
+                              ("path", pa.string())])
 
 
 def _quote(value: str) -> str:
@@ -102,6 +76,11 @@ def where_clause(video_id: str | None = None, kinds: Sequence[str] | None = None
     return " AND ".join(parts) or None
 
 
+def filter_where(f: SearchFilter) -> str | None:
+    """The lance filter expression of a typed ``SearchFilter``."""
+    return where_clause(None, f.kinds, f.start, f.end, video_ids=f.video_ids, as_of=f.as_of)
+
+
 class LanceIndex:
     """The lance tables of one memory folder."""
 
@@ -109,10 +88,12 @@ class LanceIndex:
         self.remote = is_remote(path)  # object storage (memtools.store.location): a URI, not a folder
         self.path = path if self.remote else Path(path)
         self.dim = dim
-        self._connection = None
+        self._connection: Any = None  # a lancedb connection, made on first use
         self._nodes = None
         self._ann: bool | None = None  # whether the nodes table has a vector index (cached)
         self._version: int | None = None
+        self._pinned: int | None = None  # read ``nodes`` as of this version (see pin)
+        self._pinned_table = None
         self._profiles: tuple[int, VideoProfiles] | None = None  # (table version, profiles)
 
     @property
@@ -218,9 +199,29 @@ class LanceIndex:
             self._ann = table is not None and self._vector_segments(table) > 0
         return self._ann
 
+    def pin(self, version: int | None) -> None:
+        """Read ``nodes`` as of this table version (None: the latest). A reader beside a writer
+        (an engine with ``readers_beside_writer``) pins the version its manifest recorded, so a
+        search never sees the rows of a write whose graph step has not committed yet."""
+        if version != self._pinned:
+            self._pinned, self._pinned_table = version, None
+
+    def _reading_table(self):
+        table = self.nodes()
+        if table is None or self._pinned is None or table.version == self._pinned:
+            return table
+        if self._pinned_table is None:
+            try:
+                pinned = self._db.open_table("nodes")
+                pinned.checkout(self._pinned)
+            except Exception as exc:
+                raise StoreError(f"vector store version {self._pinned} cannot be read: {exc}") from exc
+            self._pinned_table = pinned
+        return self._pinned_table
+
     def video_profiles(self) -> VideoProfiles:
         """Every video's root row (kind ``video``), cached until the table changes."""
-        table = self.nodes()
+        table = self._reading_table()
         if table is None:
             return VideoProfiles([], np.zeros(0), np.zeros((0, self.dim), np.float32))
         version = table.version
@@ -237,18 +238,31 @@ class LanceIndex:
             self._profiles = (version, profiles)
         return self._profiles[1]
 
+    def warm_up(self) -> None:
+        """Open the nodes table (checked against the manifest by a guarded index) and import what a hybrid
+        search imports on its first call, so a fresh server's first search is not the slow one."""
+        self.count()
+        from lancedb.rerankers import RRFReranker  # noqa: F401 - imported for its side effect: the module is loaded
+
     def count(self) -> int:
-        table = self.nodes()
+        table = self._reading_table()
         return 0 if table is None else table.count_rows()
 
-    def search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
-               where: str | None) -> list[Hit]:
-        table = self.nodes()
+    def search(self, query: SearchQuery) -> list[Hit]:
+        """The best ``query.limit`` rows for a typed query (its filter becomes a lance prefilter)."""
+        return self._search(query.mode, query.vector, query.text, query.limit, filter_where(query.filter))
+
+    def _search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
+                where: str | None) -> list[Hit]:
+        table = self._reading_table()
         if table is None or limit <= 0:
             return []
+        if vector is None and mode != "fulltext":
+            raise StoreError(f"a {mode} search needs a query vector")
+        values = None if vector is None else vector.tolist()
         try:
             if mode == "vector":
-                query = table.search(vector.tolist(), vector_column_name="vector").distance_type("cosine")
+                query = table.search(values, vector_column_name="vector").distance_type("cosine")
                 score_key = "_distance"
             elif mode == "fulltext":
                 query = table.search(text, query_type="fts")
@@ -256,7 +270,7 @@ class LanceIndex:
             else:
                 from lancedb.rerankers import RRFReranker
 
-                query = (table.search(query_type="hybrid").vector(vector.tolist()).text(text)
+                query = (table.search(query_type="hybrid").vector(values).text(text)
                          .distance_type("cosine").rerank(RRFReranker()))
                 score_key = "_relevance_score"
             if mode != "fulltext" and self._has_ann:
@@ -283,7 +297,7 @@ class LanceIndex:
                     tuple(json.loads(c)) if c and c != "[]" else ())
                 for i, v, k, m, s, e, t, score, d, label, c in zip(
                     col["id"], col["video_id"], col["kind"], col["macro_id"], col["t_start"], col["t_end"],
-                    col["text"], scores, col["display"], col["macro_label"], col["context"])]
+                    col["text"], scores, col["display"], col["macro_label"], col["context"], strict=True)]
 
 
 def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Callable[[set], bool], what: str) -> None:

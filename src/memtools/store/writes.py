@@ -7,13 +7,28 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from memtools.errors import ConfigError, StoreError
 from memtools.schema import VideoGraph
 from memtools.store import keyframe_vectors
+from memtools.store.base import VideoWrites
 from memtools.store.entities import entity_rows
 from memtools.store.manifest import VideoEntry, now, read_manifest, write_manifest
 from memtools.store.payload import index_rows
+
+if TYPE_CHECKING:
+    from memtools.embed.base import Embedder
+    from memtools.embed.images import ImageEmbedder
+    from memtools.store.base import GraphStore
+    from memtools.store.entity_index import EntityIndex
+    from memtools.store.keyframe_index import KeyframeIndex
+    from memtools.store.manifest import Manifest
+    from memtools.store.memory import Memory
+    from memtools.store.outline import Outline
+    from memtools.store.vectors import LanceIndex
 
 EMBED_BATCH = 4096  # texts per embedder call: the embedder sorts a call by length, so fewer pads
 BATCH_NODES = 30_000    # a write batch also ends once it holds this many nodes (keeps a batch within the pool)
@@ -21,12 +36,35 @@ EMBED_CACHE_TEXTS = 50_000  # texts whose vectors an import keeps for reuse acro
 INDEX_EVERY_NODES = 200_000  # a long write folds new rows into the lance indexes this often
 
 
-class MemoryWrites:
-    """The write half of ``Memory``."""
+class MemoryWrites(VideoWrites):
+    """The write half of ``Memory`` (the ``VideoWrites`` contract; ``write_video`` comes from it)."""
 
-    def write_video(self, graph: VideoGraph) -> None:
-        """Write one video; an existing video with the same id is replaced."""
-        self.write_videos([graph])
+    if TYPE_CHECKING:  # what ``Memory`` supplies (declared for type checkers; Memory defines each)
+        path: Path
+        manifest: Manifest
+        _vectors: LanceIndex
+        _entities: EntityIndex
+        _outlines: dict[str, Outline]
+        _manifest_stamp: int
+
+        @property
+        def embedder(self) -> Embedder: ...
+
+        @property
+        def image_embedder(self) -> ImageEmbedder | None: ...
+
+        @property
+        def keyframes(self) -> KeyframeIndex | None: ...
+
+        def frames_dir(self, video_id: str) -> Path: ...
+
+        def _stamp(self) -> int: ...
+
+        def _pin_tables(self) -> None: ...
+
+        def _process_lock(self) -> AbstractContextManager[None]: ...
+
+        def _writing(self, *, guard: bool = True) -> AbstractContextManager[GraphStore]: ...
 
     def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
                      progress: Callable[[int], None] | None = None, embed_cache: dict[str, object] | None = None,
@@ -74,6 +112,18 @@ class MemoryWrites:
             self._entities.finish_write()
             if self.keyframes is not None:
                 self.keyframes.finish_write()
+            self._commit_manifest(read_manifest(self.path))
+
+    def _commit_manifest(self, manifest) -> None:
+        """Write the manifest of a finished write, with the lance version readers beside a writer read."""
+        version = self._vectors.version()
+        if version is not None:
+            manifest.table_versions["nodes"] = version
+        write_manifest(self.path, manifest)
+        self.manifest = manifest
+        self._manifest_stamp = self._stamp()
+        self._outlines.clear()
+        self._pin_tables()
 
     def _write_batch(self, graphs: Sequence[VideoGraph], vectors: dict[str, object], *, index: bool = True) -> None:
         ids = [g.video_id for g in graphs]
@@ -97,7 +147,7 @@ class MemoryWrites:
             # COPY Rel is rolled back by hand, so everything that can fail happens before
             # the kuzu transaction, which then only copies validated rows and commits.
             before, before_entities = self._vectors.version(), self._entities.version()
-            keyframes = keyframe_vectors.table_for_write(self, frames)
+            keyframes = keyframe_vectors.table_for_write(cast("Memory", self), frames)
             before_frames = keyframes.version() if keyframes is not None else None
 
             def undo() -> None:
@@ -143,10 +193,7 @@ class MemoryWrites:
                     keyframe_vectors=frames.per_video.get(g.video_id, 0),
                 )
             manifest.generation += 1
-            write_manifest(self.path, manifest)
-            self.manifest = manifest
-            self._manifest_stamp = self._stamp()
-            self._outlines.clear()
+            self._commit_manifest(manifest)
 
     def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
         """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot)."""
@@ -155,7 +202,7 @@ class MemoryWrites:
         unique = [t for t in dict.fromkeys(row["text"] for row in rows) if t not in cache]
         for i in range(0, len(unique), EMBED_BATCH):
             chunk = unique[i:i + EMBED_BATCH]
-            cache.update(zip(chunk, self.embedder.embed_documents(chunk)))
+            cache.update(zip(chunk, self.embedder.embed_documents(chunk), strict=True))
         for row in rows:
             row["vector"] = cache[row["text"]]
 
@@ -187,10 +234,7 @@ class MemoryWrites:
             self._entities.finish_write()
             del manifest.videos[video_id]
             manifest.generation += 1
-            write_manifest(self.path, manifest)
-            self.manifest = manifest
-            self._manifest_stamp = self._stamp()
-            self._outlines.clear()
+            self._commit_manifest(manifest)
         shutil.rmtree(self.frames_dir(video_id), ignore_errors=True)
         return True
 

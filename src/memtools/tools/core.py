@@ -1,4 +1,4 @@
-"""The tool core: nine operations over a memory, with arguments checked for an LLM caller.
+"""The tool core: the operations over a memory, with arguments checked for an LLM caller.
 
 ``MemoryTools(memory)`` is what every front end (CLI, MCP, LangChain, the ORA loop) wraps.
 Methods take plain arguments, return typed results (``render()`` for text) and raise
@@ -26,6 +26,7 @@ from memtools.schema import (
 from memtools.store import EdgeRow, Memory
 from memtools.store.outline import Outline
 from memtools.tools import messages as msg
+from memtools.tools.entities import EntityTools
 from memtools.tools.frames import inspect_window
 from memtools.tools.frames_search import FrameSearchTools
 from memtools.tools.results import (
@@ -45,11 +46,10 @@ from memtools.tools.results import (
     VideoItem,
     VideoList,
 )
-from memtools.tools.entities import EntityTools
 from memtools.tools.search import SearchConfig
 from memtools.tools.searching import TOP_K_MAX, SearchTools, check_as_of
-from memtools.tools.transcript import TranscriptTools
 from memtools.tools.text import brief, hms
+from memtools.tools.transcript import TranscriptTools
 
 LIST_LIMIT, LIST_MAX = 50, 200  # list_videos page size: default, most
 MAX_IDS = 50
@@ -125,7 +125,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
                 raise ToolError(msg.NEED_VIDEO_ID.format(n=len(ids), some=", ".join(ids[:5])))
             video_id = ids[0]
         if video_id not in entries:
-            raise ToolError(msg.UNKNOWN_VIDEO.format(video_id=video_id, some=", ".join(ids[:5]) or "(none)"))
+            raise ToolNotFound(msg.UNKNOWN_VIDEO.format(video_id=video_id, some=", ".join(ids[:5]) or "(none)"))
         if entries[video_id].status != "ready":
             raise ToolError(msg.VIDEO_NOT_READY.format(video_id=video_id, status=entries[video_id].status))
         return video_id
@@ -176,6 +176,13 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         except MemoryBusy as exc:
             raise ToolBusy(msg.BUSY) from exc
 
+    def _known_outline(self, video_id: str) -> Outline:
+        """The outline of a video ``_video_id`` accepted; one the graph lacks reads as an unknown video."""
+        outline = self._outline(video_id)
+        if outline is None:
+            raise ToolNotFound(msg.UNKNOWN_VIDEO.format(video_id=video_id, some=", ".join(self.memory.video_ids()[:5])))
+        return outline
+
     def _lookup(self, node_id: str, kind: type):
         """A super or macro event by id, from its video's cached outline (None if absent)."""
         outline = self._outline(node_id.split("/", 1)[0]) if "/" in node_id else None
@@ -185,9 +192,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
     def get_summary(self, video_id: str | None = None, as_of_sec: float | None = None) -> Summary:
         as_of = check_as_of(as_of_sec)
         vid = self._video_id(video_id)
-        outline = self._outline(vid)
-        if outline is None:
-            raise ToolError(msg.UNKNOWN_VIDEO.format(video_id=vid, some=", ".join(self.memory.video_ids()[:5])))
+        outline = self._known_outline(vid)
         video = outline.video
         counts: dict[str, int] = {}
         for m in outline.macros:
@@ -213,17 +218,17 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             if len(super_ids) > MAX_IDS:
                 raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(super_ids)))
             supers = [self._lookup(s, SuperEvent) for s in super_ids]
-            missing = [s for s, found in zip(super_ids, supers) if found is None]
+            missing = [s for s, found in zip(super_ids, supers, strict=True) if found is None]
             if missing:
-                raise ToolError(msg.BAD_ID.format(what="super event", node_id=missing[0],
-                                                  example="<video>/super_01", hint=msg.SUPER_HINT))
+                raise ToolNotFound(msg.BAD_ID.format(what="super event", node_id=missing[0],
+                                                     example="<video>/super_01", hint=msg.SUPER_HINT))
             vid = supers[0].video_id
         else:
             vid = self._video_id(video_id)
-            supers = list(self._outline(vid).supers)
+            supers = list(self._known_outline(vid).supers)
         children: dict[str, list[str]] = {}
         for video in dict.fromkeys(s.video_id for s in supers):
-            for m in self._outline(video).macros:
+            for m in self._known_outline(video).macros:
                 if as_of is None or m.t_end <= as_of:
                     children.setdefault(m.super_id, []).append(m.id)
         if as_of is not None:
@@ -246,21 +251,22 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         if super_id is not None:
             sup = self._lookup(super_id, SuperEvent)
             if sup is None:
-                raise ToolError(msg.BAD_ID.format(what="super event", node_id=super_id,
-                                                  example="<video>/super_01", hint=msg.SUPER_HINT))
-            macros = [m for m in self._outline(sup.video_id).macros if m.super_id == super_id
+                raise ToolNotFound(msg.BAD_ID.format(what="super event", node_id=super_id,
+                                                     example="<video>/super_01", hint=msg.SUPER_HINT))
+            macros = [m for m in self._known_outline(sup.video_id).macros if m.super_id == super_id
                       and (as_of is None or m.t_end <= as_of)]
             return MacroEvents(macros=[_macro_item(m, sup.label) for m in macros])
+        macro_ids = list(macro_ids or [])  # given: checked above
         if len(macro_ids) > MAX_IDS:
             raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(macro_ids)))
         found = [self._lookup(m, MacroEvent) for m in macro_ids]
         macros = [m for m in found if m is not None]
-        missing = [m for m, f in zip(macro_ids, found) if f is None]
+        missing = [m for m, f in zip(macro_ids, found, strict=True) if f is None]
         if as_of is not None:
             self._not_yet("macro event", [m for m in macros if m.t_end > as_of], as_of)
         if not macros:
-            raise ToolError(msg.BAD_ID.format(what="macro event", node_id=missing[0],
-                                              example="<video>/macro_0003", hint=msg.MACRO_HINT))
+            raise ToolNotFound(msg.BAD_ID.format(what="macro event", node_id=missing[0],
+                                                 example="<video>/macro_0003", hint=msg.MACRO_HINT))
         return MacroEvents(macros=[_macro_item(m, getattr(self._lookup(m.super_id, SuperEvent), "label", ""))
                                    for m in macros], missing=missing)
 
@@ -270,8 +276,8 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             raise ToolError(msg.SUPER_NOT_MACRO.format(node_id=macro_id))
         macro = self._lookup(macro_id, MacroEvent)
         if macro is None:
-            raise ToolError(msg.BAD_ID.format(what="macro event", node_id=macro_id,
-                                              example="<video>/macro_0003", hint=msg.MACRO_HINT))
+            raise ToolNotFound(msg.BAD_ID.format(what="macro event", node_id=macro_id,
+                                                 example="<video>/macro_0003", hint=msg.MACRO_HINT))
         if as_of is not None:
             self._not_yet("macro event", [macro] if macro.t_end > as_of else [], as_of)
         sup = self._lookup(macro.super_id, SuperEvent)
@@ -292,7 +298,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
     def search_by_time(self, start_sec: float, end_sec: float, video_id: str | None = None,
                        as_of_sec: float | None = None) -> TimeResult:
         vid, as_of = self._time_window(start_sec, end_sec, video_id, as_of_sec)
-        outline = self._outline(vid)
+        outline = self._known_outline(vid)
         macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec
                   and (as_of is None or m.t_end <= as_of)]
         said = self._said(vid, start_sec, end_sec, as_of) if macros else {}
@@ -315,8 +321,8 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         with self._reading() as g:
             node = g.get(node_id) if kind_of_id(node_id) is not None else None
             if node is None:
-                raise ToolError(msg.BAD_ID.format(what="node", node_id=node_id,
-                                                  example="<video>/macro_0003/evt_002", hint=msg.NODE_HINT))
+                raise ToolNotFound(msg.BAD_ID.format(what="node", node_id=node_id,
+                                                     example="<video>/macro_0003/evt_002", hint=msg.NODE_HINT))
             edges = g.edges(node_id, direction, labels=labels)
         kind = kind_of_id(node_id)
         return Relations(
@@ -331,13 +337,14 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         self._check_window(start_sec, end_sec)
         _range("max_frames", max_frames, 1, MAX_FRAMES)
         vid = self._video_id(video_id)
-        outline = self._outline(vid)
+        outline = self._known_outline(vid)
         video = outline.video
         macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec]
         with self._reading() as g:
             keyframes = g.keyframes(vid, start_sec, end_sec)
         if video.duration and start_sec > video.duration:
-            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid, duration=hms(video.duration)))
+            raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid,
+                                                       duration=hms(video.duration)))
         return inspect_window(self.memory.path, video, keyframes, macros, start_sec, end_sec, max_frames)
 
     # --- keyframe images (what the MCP keyframe resources serve) ------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from memtools.errors import ToolError
+from memtools.errors import ToolError, ToolNotFound
 from memtools.store.entity_index import EntityRow
 from memtools.tools import messages as msg
 from memtools.tools.entity_results import (
@@ -16,6 +16,7 @@ from memtools.tools.entity_results import (
     EntityTimelineItem,
     RoleItem,
 )
+from memtools.tools.host import ToolsHost
 from memtools.tools.searching import TOP_K_MAX, check_as_of
 
 ENTITY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}/entity_\d{3,}$")
@@ -42,7 +43,7 @@ def _item(row: EntityRow, appearances: list[Appearance], score: float | None = N
                       appearances=len(appearances), score=None if score is None else round(score, 4))
 
 
-class EntityTools:
+class EntityTools(ToolsHost):
     """``search_entities`` and ``get_entity_timeline``; mixed into ``MemoryTools``."""
 
     def _entity_index(self):
@@ -92,13 +93,14 @@ class EntityTools:
             if entity_id is not None:
                 row = index.get(entity_id) if ENTITY_ID.match(entity_id) else None
                 if row is None or (video_id is not None and row.video_id != video_id):
-                    raise ToolError(msg.BAD_ENTITY_ID.format(entity_id=entity_id))
+                    raise ToolNotFound(msg.BAD_ENTITY_ID.format(entity_id=entity_id))
                 rows = [row]
             else:
-                rows = index.by_name(name.strip(), video_id, limit=MAX_TIMELINES)
+                needle = (name or "").strip()  # given: checked above
+                rows = index.by_name(needle, video_id, limit=MAX_TIMELINES)
                 if not rows:
                     where = f" in {video_id}" if video_id else ""
-                    raise ToolError(msg.NO_ENTITY_NAME.format(name=name.strip(), where=where))
+                    raise ToolNotFound(msg.NO_ENTITY_NAME.format(name=needle, where=where))
         rows.sort(key=lambda r: (r.video_id, r.t_first, r.id))
         timelines = [EntityTimelineItem(entity=_item(r, apps), appearances=apps)
                      for r in rows for apps in [_appearances(r, as_of)]]

@@ -89,7 +89,8 @@ class EntityTimeline(_Result):
                 if a.description and a.description.rstrip(".") != e.name.rstrip("."):
                     lines.append(f"    {clip(a.description, 140)}")
                 for r in a.roles:
-                    t = f" {span(r.t_start, r.t_end)}" if r.t_start is not None else ""
+                    end = r.t_start if r.t_end is None else r.t_end
+                    t = f" {span(r.t_start, end)}" if r.t_start is not None and end is not None else ""
                     arrow = f"-{r.label}->" if r.direction == "out" else f"<-{r.label}-"
                     lines.append(f"    {arrow} {r.node_id.rsplit('/', 1)[-1]}{t} {clip(r.text, 110)}")
         if not lines:

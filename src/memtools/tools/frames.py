@@ -67,7 +67,8 @@ def inspect_window(memory_path: Path, video: Video, keyframes: Sequence[Keyframe
                                keyframe_id=k.id, path=k.path))
     note = ""
     if not items:
-        where = f"the source video {video.source_path} is not reachable" if video.source_path else "it has no source video"
+        where = (f"the source video {video.source_path} is not reachable" if video.source_path
+                 else "it has no source video")
         note = (f"The memory has no keyframes for {span(start, end)} and {where}; "
                 "use get_subgraph / search_by_time for the text memory of this window.")
     return Frames(video_id=video.id, start_sec=start, end_sec=end, frames=items, images=images, note=note)

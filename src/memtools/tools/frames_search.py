@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memtools.errors import ToolError
-from memtools.store.keyframe_index import FrameRow, frame_where
+from memtools.errors import ToolError, ToolNotFound
+from memtools.store.base import SearchFilter
+from memtools.store.keyframe_index import FrameRow
 from memtools.tools import messages as msg
+from memtools.tools.host import ToolsHost
 from memtools.tools.results import FrameItem, Frames
 from memtools.tools.text import span
 
@@ -47,7 +49,7 @@ class FrameMatches(Frames):
         return f", similarity {frame.score:.2f}" if isinstance(frame, FrameMatch) else ""
 
 
-class FrameSearchTools:
+class FrameSearchTools(ToolsHost):
     """``search_frames`` for ``MemoryTools`` (which provides ``memory``, ``_video_id`` and ``_outline``)."""
 
     def search_frames(self, query: str | None = None, frame_id: str | None = None, video_id: str | None = None,
@@ -60,33 +62,36 @@ class FrameSearchTools:
         start, end = start_sec or 0.0, end_sec
         if (start_sec is not None and start_sec < 0) or (end is not None and end <= start):
             raise ToolError(msg.BAD_WINDOW.format(start=start_sec, end=end_sec))
-        memory = self.memory  # type: ignore[attr-defined]
+        memory = self.memory
         memory.refresh()
-        vid = self._video_id(video_id) if video_id is not None else None  # type: ignore[attr-defined]
+        vid = self._video_id(video_id) if video_id is not None else None
         table = memory.keyframes
         if table is None:
             raise ToolError(msg.NO_FRAME_VECTORS)
-        where = frame_where(vid, start_sec, end)
+        where = SearchFilter(video_ids=None if vid is None else (vid,), start=start_sec, end=end)
         if frame_id is not None:
             found = table.frame(frame_id)
             if found is None:
-                raise ToolError(msg.NO_FRAME_VECTOR.format(frame_id=frame_id))
+                raise ToolNotFound(msg.NO_FRAME_VECTOR.format(frame_id=frame_id))
             vector = found[1]
             rows = [r for r in table.search(vector, top_k + 1, where) if r.id != frame_id][:top_k]
         else:
-            rows = table.search(memory.image_embedder.embed_query(query), top_k, where)
+            embedder = memory.image_embedder  # present whenever the keyframes table is
+            if embedder is None:
+                raise ToolError(msg.NO_FRAME_VECTORS)
+            rows = table.search(embedder.embed_query(query or ""), top_k, where)
         return self._matches(rows, vid or "", start, end or 0.0, query or "", frame_id or "")
 
     def _matches(self, rows: list[FrameRow], video_id: str, start: float, end: float, query: str,
                  frame_id: str) -> FrameMatches:
-        root = Path(self.memory.path)  # type: ignore[attr-defined]
+        root = Path(self.memory.path)
         items, images, missing = [], [], 0
         for row in rows:
             path = root / row.path
             if not path.is_file():
                 missing += 1
                 continue
-            outline = self._outline(row.video_id)  # type: ignore[attr-defined]
+            outline = self._outline(row.video_id)
             macros = outline.macros if outline is not None else ()
             macro = next((m for m in macros if m.id == row.macro_id), None) or next(
                 (m for m in macros if m.t_start <= row.t <= m.t_end), None)

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from memtools.errors import MemoryBusy, ToolError, ToolErrorKind
 from memtools.tools import messages as msg
+from memtools.tools.results import ToolResult
 from memtools.tools.text import clip
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ class ToolOutcome:
     text: str
     data: dict[str, Any] | None = None
     images: tuple[bytes, ...] = ()
-    result: BaseModel | None = None
+    result: ToolResult | None = None
     error: ToolErrorKind | None = None
     message: str = ""
 
@@ -87,8 +88,8 @@ class ToolOutcome:
         return cls(tool=tool, text=ERROR_PREFIX.format(tool=tool) + message, error=kind, message=message)
 
     @classmethod
-    def success(cls, tool: str, result: BaseModel) -> ToolOutcome:
-        return cls(tool=tool, text=result.render(), data=result.model_dump(mode="json"),  # type: ignore[attr-defined]
+    def success(cls, tool: str, result: ToolResult) -> ToolOutcome:
+        return cls(tool=tool, text=result.render(), data=result.model_dump(mode="json"),
                    images=tuple(getattr(result, "images", None) or ()), result=result)
 
 

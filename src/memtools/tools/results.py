@@ -15,6 +15,10 @@ class _Result(BaseModel):
         return self.render()
 
 
+ToolResult = _Result
+"""The base of every tool's result: a pydantic model with ``render()`` (the text the model reads)."""
+
+
 class VideoItem(BaseModel):
     video_id: str
     title: str
@@ -49,7 +53,8 @@ class VideoList(_Result):
             head.append(f"{total} video(s):")
         else:
             head.append(f"Videos {self.offset + 1}-{self.offset + len(self.videos)} of {total}{matching}:")
-        lines, used = [], sum(len(h) + 1 for h in head)
+        lines: list[str] = []
+        used = sum(len(h) + 1 for h in head)
         for v in self.videos:
             line = (f"- {v.video_id} [{hms(0)}-{hms(v.duration)}] {clip(v.title, 80) or '(untitled)'}"
                     + ("" if v.status == "ready" else f" ({v.status})"))
@@ -104,7 +109,8 @@ class Summary(_Result):
         lines += [f"- {s.id} {span(s.t_start, s.t_end)} {clip(s.label, 100)} ({s.macro_count} macro events)"
                   for s in self.supers]
         lines = budgeted(lines, "call get_super_events(video_id=..., super_ids=[...]) for specific phases")
-        lines.append("Next: get_macro_events(super_id=...) to open a phase, or search_nodes(query=...) to find details.")
+        lines.append("Next: get_macro_events(super_id=...) to open a phase, "
+                     "or search_nodes(query=...) to find details.")
         return "\n".join(lines)
 
 
@@ -131,7 +137,8 @@ class SuperEvents(_Result):
             if s.description:
                 lines.append(f"  {clip(s.description, 400)}")
             lines.append(f"  macros: {', '.join(s.macro_ids[:30])}" + (
-                f" … ({len(s.macro_ids) - 30} more: get_macro_events(super_id='{s.id}'))" if len(s.macro_ids) > 30 else ""))
+                f" … ({len(s.macro_ids) - 30} more: get_macro_events(super_id='{s.id}'))"
+                if len(s.macro_ids) > 30 else ""))
         lines = budgeted(lines, "pass super_ids=[...] to read fewer super events at a time")
         lines.append("Next: get_macro_events(super_id=...) or get_subgraph(macro_id=...).")
         return "\n".join(lines)
@@ -203,7 +210,8 @@ class Subgraph(_Result):
             lines.append(f"Summary: {clip(m.summary, 800)}")
         short = {n.id: n.id.rsplit("/", 1)[-1] for n in [*self.entities, *self.events, *self.ocr, *self.speech]}
         lines.append(f"Entities ({len(self.entities)}):")
-        lines += [f"- {short[e.id]} {e.text}" + (f" — {clip(e.detail, 200)}" if e.detail else "") for e in self.entities]
+        lines += [f"- {short[e.id]} {e.text}" + (f" — {clip(e.detail, 200)}" if e.detail else "")
+                  for e in self.entities]
         lines.append(f"Micro-events ({len(self.events)}):")
         lines += [f"- {short[e.id]} {span(e.t_start or 0, e.t_end or 0)} {e.text}"
                   + (f" — {clip(e.detail, 200)}" if e.detail else "") for e in self.events]

@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from memtools.errors import ConfigError
-from memtools.store.vectors import SearchMode
+from memtools.store.base import SearchMode
 
 Strategy = Literal["flat", "coarse_to_fine", "graph_walk"]
 

@@ -14,7 +14,9 @@ from memtools.retrieval.library import Filters, search_library
 from memtools.retrieval.moments import Moment
 from memtools.retrieval.walk import walk
 from memtools.schema import SEARCHABLE_KINDS
+from memtools.store.base import SearchQuery
 from memtools.tools import messages as msg
+from memtools.tools.host import ToolsHost
 from memtools.tools.results import SearchHit, SearchResult
 from memtools.tools.search import SearchConfig
 
@@ -31,7 +33,7 @@ def check_as_of(as_of_sec: float | None) -> float | None:
     return float(as_of_sec)
 
 
-class SearchTools:
+class SearchTools(ToolsHost):
     """``search_nodes`` and ``search_graph``; mixed into ``MemoryTools``."""
 
     search_config: SearchConfig
@@ -83,7 +85,7 @@ class SearchTools:
         vector = self.memory.embedder.embed_query(query) if config.mode != "fulltext" else None
         with self._reading():  # waits out a writer, so lance and kuzu are seen at the same generation
             if config.strategy == "flat" or vector is None:
-                hits = self.memory.vectors.search(config.mode, vector, query, top_k, filters.where())
+                hits = self.memory.vectors.search(SearchQuery(config.mode, top_k, vector, query, filters.filter()))
                 moments = [Moment.from_hit(h) for h in hits]
             else:
                 moments = search_library(self.memory.vectors, vector, query, config, filters, SEARCHABLE,

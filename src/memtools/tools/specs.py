@@ -1,7 +1,7 @@
 """The tool catalogue: name, description an LLM can follow, and a typed argument model per tool.
 
 Every front end (CLI, MCP server, LangChain tools, the ORA loop) is generated from
-``TOOL_SPECS``, so the nine tools are described once.
+``TOOL_SPECS``, so each tool is described once (a new tool needs no change outside ``memtools.tools``).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from memtools.tools.frames_search import FRAMES_TOP_K, FRAMES_TOP_K_MAX
 from memtools.tools.core import LIST_LIMIT, LIST_MAX, MAX_FRAMES, MAX_IDS, TOP_K_MAX, MemoryTools
+from memtools.tools.frames_search import FRAMES_TOP_K, FRAMES_TOP_K_MAX
 from memtools.tools.invoke import ToolOutcome, invoke, parse_arguments
 
 VideoId = Annotated[str | None, Field(

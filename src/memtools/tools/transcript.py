@@ -11,6 +11,7 @@ from collections import defaultdict
 from pydantic import BaseModel
 
 from memtools.schema import Speech
+from memtools.tools.host import ToolsHost
 from memtools.tools.results import _Result
 from memtools.tools.text import clip, hms, span
 
@@ -56,7 +57,7 @@ class Transcript(_Result):
         return "\n".join(out)
 
 
-class TranscriptTools:
+class TranscriptTools(ToolsHost):
     """``get_transcript``; mixed into ``MemoryTools``."""
 
     def _said(self, video_id: str, start: float, end: float, as_of: float | None) -> dict[str, list[Speech]]:

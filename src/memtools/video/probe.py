@@ -13,7 +13,6 @@ import hashlib
 from pathlib import Path
 
 import cv2
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from memtools.errors import VideoError

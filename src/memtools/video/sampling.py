@@ -11,7 +11,7 @@ the average rate) it aims again, and where the backend cannot seek at all it rea
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from contextlib import closing
 from dataclasses import dataclass, field
 from enum import Enum
@@ -85,7 +85,7 @@ def sample_frames(
     *,
     seek_threshold: float = DEFAULT_SEEK_THRESHOLD,
     open_capture: OpenCapture | None = None,
-) -> Iterator[Frame]:
+) -> Generator[Frame, None, None]:
     """Yield the frames at ``times`` (seconds), in time order.
 
     For each time ``t`` the frame is the first one whose timestamp is at least ``t`` minus
@@ -126,7 +126,8 @@ class _Landed(Enum):
     PAST_END = "past_end"  # the target lies beyond the end of the video
 
 
-def _sample(path: Path, targets: list[float], seek_threshold: float, open_capture: OpenCapture | None) -> Iterator[Frame]:
+def _sample(path: Path, targets: list[float], seek_threshold: float,
+            open_capture: OpenCapture | None) -> Generator[Frame, None, None]:
     if not targets:
         return
     with Cursor(path, open_capture) as cur:

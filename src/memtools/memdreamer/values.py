@@ -45,6 +45,11 @@ def integer(value: Any) -> int | None:
     return int(number) if number is not None and number == int(number) else None
 
 
+def mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def time_range(value: Any) -> tuple[float, float] | None:
     """``[s, e]``, ``(s, e)`` or ``{"start": s, "end": e}`` (also ``start_sec``/``end_sec``)."""
     if isinstance(value, dict):

@@ -17,8 +17,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from memtools.importers.memdreamer_files import EMBEDDINGS_FILE, GRAPH_FILES, PHASE2_DIR, PHASE_DIRS, UNIFICATION_FILE
-from memtools.importers.memdreamer_subgraph import BEST_FRAME
+from memtools.memdreamer.files import EMBEDDINGS_FILE, GRAPH_FILES, PHASE2_DIR, PHASE_DIRS, UNIFICATION_FILE
+from memtools.memdreamer.subgraph import BEST_FRAME
 from memtools.schema import EdgeCategory, Entity, MacroEvent, MicroEvent, OcrText, Speech, SuperEvent, VideoGraph
 
 # relation_type written for each of our categories (their vocabulary, formats §1.2).
@@ -54,7 +54,7 @@ def export_memdreamer(graph: VideoGraph, root: str | Path, *, video_key: str | N
     if unification:
         _write_json(folder / PHASE_DIRS[0] / UNIFICATION_FILE, {"entity_mappings": unification})
     children: dict[str, list[Entity | MicroEvent | OcrText | Speech]] = {m.id: [] for m in graph.macros}
-    for node in [*graph.entities, *graph.events, *graph.ocr, *graph.speech]:
+    for node in graph.macro_children():
         children[node.macro_id].append(node)
     for macro in graph.macros:
         slot = slots[macro.id]
@@ -172,7 +172,9 @@ def _copy_keyframes(graph: VideoGraph, memory_path: Path, folder: Path, slots: d
 def _write_embeddings(graph: VideoGraph, path: Path, slots: dict[str, int], embedder) -> None:
     """``{slot{N}_<local id>: vector}`` over the reference's text (label | description | Type: ...)."""
     keys, texts = [], []
-    for node in [*graph.entities, *graph.events, *graph.ocr]:
+    for node in graph.macro_children():
+        if isinstance(node, Speech):
+            continue
         if isinstance(node, Entity):
             parts = [node.name or f"{node.entity_type.value}: {node.description}", node.description,
                      f"Type: {node.entity_type.value}", "Visual: " + ", ".join(node.grounding.distinctive_features)]

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from memtools.errors import ImportFormatError
-from memtools.importers import memdreamer_values as val
-from memtools.importers.memdreamer_report import VideoReport
-from memtools.importers.memdreamer_subgraph import node_count
+from memtools.memdreamer import values as val
+from memtools.memdreamer.report import VideoReport
+from memtools.memdreamer.subgraph import node_count
 
 PHASE_DIRS = ("phase4", "phase3")  # run.py reads phase4/, precompute_embeddings.py phase3/
 GRAPH_FILES = ("hierarchical_graph_final.json", "hierarchical_graph.json")

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from memtools.errors import ImportFormatError
-from memtools.importers import memdreamer_values as val
-from memtools.importers.memdreamer_files import VideoFiles
-from memtools.importers.memdreamer_report import VideoReport
-from memtools.importers.memdreamer_subgraph import SubgraphReader, node_count
+from memtools.memdreamer import values as val
+from memtools.memdreamer.files import VideoFiles
+from memtools.memdreamer.report import VideoReport
+from memtools.memdreamer.subgraph import SubgraphReader, node_count
 from memtools.schema import (
     Edge,
     EdgeCategory,
@@ -71,6 +71,13 @@ class _Rec:
     ours: str = ""
     children: list[_Rec] = field(default_factory=list)
 
+    @property
+    def times(self) -> tuple[float, float]:
+        """The time range once ``_settle_supers`` has given every record one."""
+        if self.span is None:
+            raise ImportFormatError(f"{self.their or 'an event'} has no time range yet")  # pragma: no cover
+        return self.span
+
 
 def parse_video(key: str, folder: Path) -> MemdreamerVideo:
     """Read ``<root>/<key>/`` into a checked ``VideoGraph``; see the module docstring."""
@@ -115,7 +122,7 @@ class _Parser:
         by_slot = files.subgraphs_by_slot()
         self.aliases = files.aliases(path.parent)
         files.check_embeddings()
-        root = data.get("root_event") if isinstance(data.get("root_event"), dict) else {}
+        root = val.mapping(data.get("root_event"))
         supers = self._records(data, "super_events", "super event")
         macros = self._records(data, "macro_events", "macro event")
         if not macros:
@@ -152,7 +159,8 @@ class _Parser:
             duration=max([0.0, *ends, *(root_span or ())]),
         )
         return VideoGraph(video=video, supers=self.supers, macros=self.macros, entities=self.entities,
-                          events=self.events, ocr=self.ocr, speech=self.speech, keyframes=self.keyframes, edges=self.edges)
+                          events=self.events, ocr=self.ocr, speech=self.speech, keyframes=self.keyframes,
+                          edges=self.edges)
 
     def _items(self, data: dict[str, Any], key: str, what: str) -> list[dict[str, Any]]:
         items = data.get(key)
@@ -173,7 +181,7 @@ class _Parser:
             elif their in records:
                 self.report.drop(f"{what} with a duplicate node_id")
             else:
-                anchors = raw.get("anchors") if isinstance(raw.get("anchors"), dict) else {}
+                anchors = val.mapping(raw.get("anchors"))
                 slots = anchors.get("slot_ids", raw.get("slot_id"))
                 slot = val.integer(slots[0] if isinstance(slots, list) and slots else slots)
                 records[their] = _Rec(their, raw, index, val.time_range(raw.get("time_range")),
@@ -240,7 +248,7 @@ class _Parser:
             rec.span = (start, end)
         for s in kept:
             if s.their == "" and s.children:
-                s.span = (min(c.span[0] for c in s.children), max(c.span[1] for c in s.children))
+                s.span = (min(c.times[0] for c in s.children), max(c.times[1] for c in s.children))
         return kept
 
     def _number(self, records: list[_Rec], prefix: str, make) -> None:
@@ -258,7 +266,7 @@ class _Parser:
         label = val.text(raw.get("label") or raw.get("title")) or clip(description, 80) or rec.their
         sup = SuperEvent(id=rec.ours, video_id=self.vid, ordinal=len(self.supers), label=label,
                          description=description, key_entities=val.strings(raw.get("key_entities")),
-                         t_start=rec.span[0], t_end=rec.span[1])
+                         t_start=rec.times[0], t_end=rec.times[1])
         self.supers.append(sup)
         self.supers_by_their[rec.their] = sup
         self.kinds[sup.id] = NodeKind.SUPER
@@ -271,7 +279,7 @@ class _Parser:
         key_entities = val.strings(raw.get("key_entity_names") or raw.get("key_entities"))
         macro = MacroEvent(id=rec.ours, video_id=self.vid, super_id=parent.id, ordinal=len(self.macros),
                            label=label, summary=summary, key_entities=key_entities,
-                           t_start=rec.span[0], t_end=rec.span[1])
+                           t_start=rec.times[0], t_end=rec.times[1])
         self.macros.append(macro)
         self.kinds[macro.id] = NodeKind.MACRO
         return macro

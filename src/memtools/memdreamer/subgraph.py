@@ -9,9 +9,10 @@ keeping their number when every id of that kind has one.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from memtools.importers import memdreamer_values as val
+from memtools.memdreamer import values as val
+from memtools.memdreamer.report import VideoReport
 from memtools.schema import (
     Entity,
     Grounding,
@@ -25,9 +26,6 @@ from memtools.schema import (
     ocr_id,
     speech_id,
 )
-
-if TYPE_CHECKING:
-    from memtools.importers.memdreamer_parse import _Parser
 
 BEST_FRAME = "best_frame.jpg"
 EPS = 0.01  # seconds; smaller differences are rounding, not repairs
@@ -48,10 +46,27 @@ def node_count(sg: dict[str, Any]) -> int:
                and NODE_TYPES.get(val.text(n.get("node_type")).lower().replace("_", "")) is not NodeKind.MACRO)
 
 
+class SubgraphOwner(Protocol):
+    """What a ``SubgraphReader`` adds to: the video being parsed (``parse._Parser``; a protocol, so this
+    module does not import the parser that imports it)."""
+
+    report: VideoReport
+    kinds: dict[str, NodeKind]
+    entities: list[Entity]
+    events: list[MicroEvent]
+    ocr: list[OcrText]
+    speech: list[Speech]
+    pending_frames: list[tuple[float, str, str, Path]]
+    aliases: dict[str, list[str]]
+    aliased: int
+
+    def add_edge(self, src: str, dst: str, raw: dict[str, Any], where: str) -> None: ...
+
+
 class SubgraphReader:
     """Adds one subgraph's nodes and edges to the video being parsed (``owner``)."""
 
-    def __init__(self, owner: _Parser, macro: MacroEvent, their_macro: str, slot: int | None,
+    def __init__(self, owner: SubgraphOwner, macro: MacroEvent, their_macro: str, slot: int | None,
                  path: Path, sg: dict[str, Any]) -> None:
         self.owner, self.report = owner, owner.report
         self.macro, self.their_macro, self.slot, self.path, self.sg = macro, their_macro, slot, path, sg
@@ -152,9 +167,8 @@ class SubgraphReader:
     # --- nodes --------------------------------------------------------------------------
 
     def _entity(self, ours: str, local: str, raw: dict[str, Any]) -> bool:
-        name: str | None = val.text(raw.get("name"))
-        if name.lower() in val.NO_NAME:
-            name = None
+        given = val.text(raw.get("name"))
+        name = None if given.lower() in val.NO_NAME else given
         description = val.text(raw.get("description"))
         if name is None and not description:
             self.report.drop("entity without name or description")
@@ -162,7 +176,7 @@ class SubgraphReader:
         kind, known = val.entity_type(raw.get("entity_type"))
         if not known:
             self.report.repair(f"entity_type {val.text(raw.get('entity_type')) or '(none)'} read as OBJECT")
-        grounding = raw.get("visual_grounding") if isinstance(raw.get("visual_grounding"), dict) else {}
+        grounding = val.mapping(raw.get("visual_grounding"))
         t = val.num(grounding.get("primary_time_sec", grounding.get("primary_time")))
         primary = self._point(t) if t is not None else None
         attributes = val.attributes(raw.get("attributes"))

@@ -1,0 +1,302 @@
+"""The storage contract: what ``Memory``, the tools and the front ends may rely on.
+
+Two engines sit behind a memory, each passed to ``Memory`` through its constructor
+(``memtools.store.engines`` picks them from the manifest):
+
+* a **graph engine** (``GraphEngine``): opens ``GraphStore`` handles (structure: nodes, edges,
+  per-macro subgraphs, keyframes). kuzu 0.11.3 is the default; ladybug (its maintained fork)
+  shares its Cypher and Python API (``memtools.store.graph``);
+* a **vector index** (``VectorIndex``): similarity and full-text search over the retrieval
+  payloads, asked with a typed ``SearchQuery`` (never a SQL string: each engine translates
+  the ``SearchFilter`` into its own filter language; lance's lives in ``memtools.store.vectors``).
+
+The write contract (``VideoWrites``) writes, replaces or deletes one video atomically across
+both engines. Convenience methods are written once here, on top of the few abstract ones
+(``get`` over ``get_many``, ``write_video`` over ``write_videos``), as langgraph's ``BaseStore``
+does for its ``batch``.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from memtools.errors import ConfigError
+from memtools.schema import EdgeCategory, Keyframe, MacroEvent, Node, NodeKind, Speech, SuperEvent, VideoGraph
+
+SearchMode = Literal["vector", "fulltext", "hybrid"]
+SEARCH_MODES: tuple[str, ...] = ("vector", "fulltext", "hybrid")
+
+
+# --- search ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SearchFilter:
+    """What a search is restricted to; every field is optional and they combine with AND.
+
+    ``video_ids``: rows of any of these videos (None: every video; empty: none). ``kinds``:
+    node kinds (``video``, ``super``, ``macro``, ``entity``, ...; empty: every kind).
+    ``start``/``end``: rows overlapping that window (ending at or after ``start``, starting at
+    or before ``end``). ``as_of``: only what had ended by that second (MAGIC-Video's G<=t).
+    """
+
+    video_ids: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] = ()
+    start: float | None = None
+    end: float | None = None
+    as_of: float | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("start", "end", "as_of"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not math.isfinite(float(value))):
+                raise ConfigError(f"SearchFilter.{name} must be a finite number of seconds, not {value!r}")
+        if isinstance(self.video_ids, str) or isinstance(self.kinds, str):
+            raise ConfigError("SearchFilter.video_ids and .kinds take a sequence of strings, not one string")
+        object.__setattr__(self, "video_ids", None if self.video_ids is None else tuple(self.video_ids))
+        object.__setattr__(self, "kinds", tuple(self.kinds))
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """One similarity search: ``mode`` decides which of ``vector`` and ``text`` it needs."""
+
+    mode: SearchMode
+    limit: int
+    vector: np.ndarray | None = None
+    text: str = ""
+    filter: SearchFilter = field(default_factory=SearchFilter)
+
+    def __post_init__(self) -> None:
+        if self.mode not in SEARCH_MODES:
+            raise ConfigError(f"search mode {self.mode!r} is not one of {', '.join(SEARCH_MODES)}")
+        if self.mode in ("vector", "hybrid") and self.vector is None:
+            raise ConfigError(f"a {self.mode} search needs a query vector (embed the text first)")
+        if self.mode in ("fulltext", "hybrid") and not self.text:
+            raise ConfigError(f"a {self.mode} search needs query text")
+        if isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 0:
+            raise ConfigError(f"search limit must be an int >= 0, not {self.limit!r}")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One row a search found, with its retrieval payload and a similarity (higher is better)."""
+
+    id: str
+    video_id: str
+    kind: str
+    macro_id: str
+    t_start: float
+    t_end: float
+    text: str
+    score: float
+    display: str = ""
+    macro_label: str = ""
+    context: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class VideoProfiles:
+    """The root row of every video, held in memory: ranking thousands of videos by their
+    profile is one matrix product instead of a filtered vector query."""
+
+    video_ids: list[str]
+    durations: np.ndarray
+    vectors: np.ndarray  # one unit row per video
+
+    def similarities(self, vector: np.ndarray) -> np.ndarray:
+        return self.vectors @ np.asarray(vector, dtype=np.float32) if len(self.video_ids) else np.zeros(0)
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """The searchable rows of a memory (one per searchable node, plus one profile per video)."""
+
+    def search(self, query: SearchQuery) -> list[Hit]: ...
+
+    def video_profiles(self) -> VideoProfiles: ...
+
+    def count(self) -> int: ...
+
+    def refresh(self) -> None: ...
+
+    def warm_up(self) -> None:
+        """Open the table ahead of the first search (a server's background warm-up)."""
+
+    # writes (called by ``Memory`` inside its write step only)
+    def version(self) -> int | None: ...
+
+    def replace_videos(self, video_ids: Sequence[str], rows: list[dict]) -> None: ...
+
+    def delete_videos(self, video_ids: Sequence[str]) -> None: ...
+
+    def restore(self, version: int | None) -> None: ...
+
+    def finish_write(self) -> None: ...
+
+
+# --- graph -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EdgeRow:
+    """One edge as read back, with the node at its far end."""
+
+    source: str
+    target: str
+    category: EdgeCategory
+    label: str
+    description: str
+    other: Node  # the node at the end that is not the one asked about
+
+    @property
+    def other_id(self) -> str:
+        return self.other.id
+
+
+SubgraphEdge = tuple[str, str, str, str, str]  # source, target, category, label, description
+
+
+class GraphReads(ABC):
+    """The graph reads the tools use. Engines implement the abstract ones; the rest is written here once."""
+
+    @abstractmethod
+    def get_many(self, node_ids: Iterable[str]) -> dict[str, Node]:
+        """The nodes with these ids that exist (id -> node)."""
+
+    def get(self, node_id: str) -> Node | None:
+        return self.get_many([node_id]).get(node_id)
+
+    @abstractmethod
+    def supers(self, video_id: str) -> list[SuperEvent]:
+        """A video's super events in order."""
+
+    @abstractmethod
+    def macros_of_video(self, video_id: str) -> list[MacroEvent]:
+        """A video's macro events in order."""
+
+    @abstractmethod
+    def subgraph(self, macro_id: str) -> tuple[list[Node], list[SubgraphEdge]]:
+        """A macro event's children and the edges among them."""
+
+    @abstractmethod
+    def edges(self, node_id: str, direction: str, categories: Sequence[str] | None = None,
+              labels: Sequence[str] | None = None, limit: int = 200) -> list[EdgeRow]:
+        """Edges at a node: ``direction`` is 'out', 'in' or 'both'."""
+
+    @abstractmethod
+    def keyframes(self, video_id: str, start: float, end: float) -> list[Keyframe]:
+        """A video's keyframes in ``[start, end]``, in time order."""
+
+    @abstractmethod
+    def speech(self, video_id: str, start: float, end: float, *, as_of: float | None = None,
+               limit: int = 1000) -> list[Speech]:
+        """Utterances overlapping ``[start, end]`` in time order."""
+
+    @abstractmethod
+    def video_edges(self, video_ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(source, target, label) of every typed (non-hierarchy) edge of these videos."""
+
+    @abstractmethod
+    def video_graph(self, video_id: str) -> VideoGraph | None:
+        """One video read back whole, as it was written (None if absent)."""
+
+    @abstractmethod
+    def video_ids(self) -> list[str]:
+        """Every video the graph holds."""
+
+    # --- whole-memory reads (``memtools check`` / ``repair``, counts) ---
+
+    @abstractmethod
+    def counts(self, video_id: str | None = None) -> dict[str, int]:
+        """Nodes per kind and non-hierarchy edges (of one video, or of all)."""
+
+    @abstractmethod
+    def counts_by_video(self) -> dict[str, dict[str, int]]:
+        """Per video, nodes per kind and non-hierarchy edges (the manifest's ``counts``)."""
+
+    @abstractmethod
+    def ids_by_video(self, kinds: Iterable[NodeKind]) -> dict[str, set[str]]:
+        """Node ids of these kinds, grouped by video."""
+
+    @abstractmethod
+    def keyframe_paths(self) -> list[tuple[str, str]]:
+        """(video id, image path) of every stored keyframe."""
+
+
+class GraphStore(GraphReads):
+    """An open graph handle: the reads plus the writes ``Memory`` runs inside its write step."""
+
+    read_only: bool
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def ensure_schema(self) -> None: ...
+
+    @abstractmethod
+    def begin(self) -> None: ...
+
+    @abstractmethod
+    def commit(self) -> None: ...
+
+    @abstractmethod
+    def rollback(self) -> None: ...
+
+    @abstractmethod
+    def delete_videos(self, video_ids: Sequence[str]) -> None:
+        """Delete every node and edge of these videos (inside the caller's transaction)."""
+
+    @abstractmethod
+    def insert(self, graphs: Sequence[VideoGraph]) -> None:
+        """Insert whole videos (inside the caller's transaction)."""
+
+
+class GraphEngine(Protocol):
+    """Opens graph handles on a memory's graph file.
+
+    ``readers_beside_writer``: read-only handles in other processes keep working while one
+    process writes (ladybug); when False (kuzu 0.11.3) readers step aside for a writer and a
+    read during a write waits, then reports the memory as busy.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def file_name(self) -> str:
+        """The database file in the memory folder (``graph.kuzu``, ``graph.lbug``)."""
+
+    @property
+    def readers_beside_writer(self) -> bool: ...
+
+    def open(self, path: Path, *, read_only: bool, buffer_pool_mb: int = 256) -> GraphStore: ...
+
+
+# --- the write contract --------------------------------------------------------------------
+
+
+class VideoWrites(ABC):
+    """Write, replace or delete whole videos; each batch is one atomic step across the engines."""
+
+    @abstractmethod
+    def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
+                     progress: Callable[[int], None] | None = None, embed_cache: dict[str, object] | None = None,
+                     index: bool = True) -> int:
+        """Write many videos (an existing id is replaced); returns how many were written."""
+
+    @abstractmethod
+    def delete_video(self, video_id: str) -> bool:
+        """Remove a video, its vectors and its frames; False if it was not there."""
+
+    def write_video(self, graph: VideoGraph) -> None:
+        """Write one video; an existing video with the same id is replaced."""
+        self.write_videos([graph])

@@ -1,0 +1,1 @@
+"""The conformance suite every graph engine must pass (see conftest.py)."""
