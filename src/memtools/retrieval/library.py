@@ -143,7 +143,7 @@ def _deciding(scored: list[tuple[float, Hit, float]], config: SearchConfig, shar
     keep = set(range(depth))
     pooled: dict[str, int] = defaultdict(int)
     if config.merge_spans:
-        margin, anchor = config.merge_margin * (1 - share), {}
+        margin, anchor = config.merge_margin * (1 - share), dict[str, float]()
         for i, (score, h, _) in enumerate(scored):
             if h.kind in MERGEABLE:
                 best = anchor.setdefault(h.video_id, score)

@@ -30,7 +30,19 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from memtools.schema import KIND_OF, EdgeCategory, MacroEvent, Node, SuperEvent, Video, VideoGraph
+from memtools.schema import (
+    KIND_OF,
+    EdgeCategory,
+    Entity,
+    MacroEvent,
+    MicroEvent,
+    Node,
+    OcrText,
+    Speech,
+    SuperEvent,
+    Video,
+    VideoGraph,
+)
 from memtools.store.graph_schema import _DETAIL, TABLES, _decode, _encode
 
 OUTLINE, EDGES = "VideoOutline", "NodeEdges"
@@ -70,7 +82,8 @@ def outline_row(graph: VideoGraph) -> dict[str, str]:
 def edge_rows(graph: VideoGraph) -> list[dict[str, str]]:
     """One row per node: ``[source, target, category, label, description, where]`` per edge at it,
     ``where`` saying how to find the far end (see the module docstring)."""
-    leaf_macro = {n.id: n.macro_id for n in [*graph.entities, *graph.events, *graph.ocr, *graph.speech]}
+    leaves: list[Entity | MicroEvent | OcrText | Speech] = [*graph.entities, *graph.events, *graph.ocr, *graph.speech]
+    leaf_macro = {n.id: n.macro_id for n in leaves}
     keyframes = {k.id: _encoded(k) for k in graph.keyframes}
     at: dict[str, list[list[Any]]] = defaultdict(list)
     for e in [*graph.hierarchy_edges(), *graph.edges]:
@@ -125,7 +138,8 @@ class Outline:
 
     def node(self, node_id: str) -> Node | None:
         if self._nodes is None:
-            self._nodes = {n.id: n for n in (self.video(), *self.supers(), *self.macros())}
+            nodes: list[Node] = [self.video(), *self.supers(), *self.macros()]
+            self._nodes = {n.id: n for n in nodes}
         return self._nodes.get(node_id)
 
 
