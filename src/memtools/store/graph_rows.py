@@ -43,7 +43,7 @@ from memtools.schema import (
     Video,
     VideoGraph,
 )
-from memtools.store.graph_schema import _DETAIL, TABLES, _decode, _encode
+from memtools.store.graph_schema import _DETAIL, TABLES, _decode, _details, _encode
 
 OUTLINE, EDGES = "VideoOutline", "NodeEdges"
 DERIVED = (_DETAIL, OUTLINE, EDGES)  # every derived table, in the order they are written
@@ -101,8 +101,6 @@ def _order(edge: list[Any]) -> tuple[str, str, str, str, str]:
 
 def rows_for(graphs: Sequence[VideoGraph]) -> dict[str, list[dict[str, str]]]:
     """Every derived row of these videos, by table."""
-    from memtools.store.graph_schema import _details
-
     rows: dict[str, list[dict[str, str]]] = {name: [] for name in DERIVED}
     for graph in graphs:
         rows[_DETAIL] += _details(graph)
