@@ -207,6 +207,9 @@ def test_import_captions_makes_a_memory_of_the_chosen_engine(tmp_path, engine, c
     with Memory.open(memory) as opened:
         assert opened.manifest.graph_engine == engine and opened.graph_file.name == GRAPH_ENGINES[engine].file_name
         assert "onions" in MemoryTools(opened).search_nodes("chop the onions", top_k=1).render()
+    capsys.readouterr()
+    assert main(["info", "--memory", str(memory)]) == 0
+    assert f"graph engine {engine}," in capsys.readouterr().out
     other = next(name for name in GRAPH_ENGINES if name != engine)
     assert main(["import-captions", str(subtitles), "--memory", str(memory), "--graph-engine", other]) == 1
     assert f"uses the {engine} graph engine, not {other}" in capsys.readouterr().err

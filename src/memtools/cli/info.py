@@ -39,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
                 totals[key] = totals.get(key, 0) + value
         hours = sum(v.duration for v in videos.values()) / 3600
         print(f"Memory {memory.path}")
-        print(f"  schema v{manifest.schema_version}, embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
+        print(f"  schema v{manifest.schema_version}, graph engine {manifest.graph_engine}, "
+              f"embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
         print(f"  {len(videos)} video(s), {hours:.2f} h, {_size(memory.size_bytes())} on disk")
         if manifest.image_embedder is not None:
             vectors = sum(v.keyframe_vectors for v in videos.values())
