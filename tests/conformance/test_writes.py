@@ -111,6 +111,22 @@ def test_a_failed_graph_write_rolls_both_engines_back(fresh, monkeypatch, after_
     assert fresh.video_ids() == ["a", "b"] and _counts(fresh)["edges"] == 2 * before[0]["edges"]
 
 
+@pytest.mark.skipif(not KUZU, reason="ladybug keeps the edges on rollback (the case above passes there)")
+def test_edges_lost_by_kuzus_rollback_are_reported_not_hidden(fresh, monkeypatch):
+    fresh.write_video(kitchen_graph("a"))
+    _fail_graph_insert(monkeypatch, after_copy=True)
+    lost = r"lost \d+ typed edge\(s\) of committed video\(s\) a .*migrate --engine ladybug"
+    with pytest.raises(StoreError, match=lost):
+        fresh.write_video(kitchen_graph("b"))
+
+
+def test_a_failed_write_that_loses_nothing_keeps_its_own_error(fresh, monkeypatch):
+    fresh.write_video(kitchen_graph("a"))
+    _fail_graph_insert(monkeypatch, after_copy=False)
+    with pytest.raises(StoreError, match=r"^graph insert failed \(simulated\)$"):
+        fresh.write_video(kitchen_graph("b"))
+
+
 WRITER = textwrap.dedent("""
     import sys
     from memtools.embed.testing import TestEmbedder
