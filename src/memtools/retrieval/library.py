@@ -54,7 +54,8 @@ class Filters:
 def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
                 searchable: Sequence[str]) -> dict[str, float]:
     """Video id -> score from the hierarchy (stage 1), best first."""
-    nodes = [h for h in index.search(SearchQuery("vector", config.candidates, vector, filter=filters.filter(kinds=[])))
+    nodes = [h for h in index.search(SearchQuery("vector", config.candidates, vector, filter=filters.filter(kinds=[]),
+                                                 lite=True))
              if h.kind in searchable]
     profiles = index.video_profiles()
     sims = profiles.similarities(vector)
@@ -67,7 +68,7 @@ def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: Searc
     words: dict[str, float] = {}
     if config.text_weight > 0 and text:
         found = index.search(SearchQuery("fulltext", max(4 * config.videos, 32), text=text,
-                                         filter=filters.filter(kinds=["video"])))
+                                         filter=filters.filter(kinds=["video"]), lite=True))
         top = max((h.score for h in found), default=0.0) or 1.0
         words = {h.video_id: h.score / top for h in found}
     if not nodes and not root:
@@ -92,10 +93,13 @@ def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: Searc
 
 
 def rank_moments(hits: Sequence[Hit], config: SearchConfig, kinds: Sequence[str],
-                 video_scores: dict[str, float] | None = None) -> list[Moment]:
+                 video_scores: dict[str, float] | None = None,
+                 complete: Callable[[Sequence[Hit]], list[Hit]] | None = None) -> list[Moment]:
     """Stage 2+3 over every row of the opened videos: moment score, combined score, spans,
     and (library-wide) at most ``per_video`` hits per video before the rest. The first
-    ``max(RANKED_DEPTH, walk.seeds)`` moments are exact; later ones may be left out."""
+    ``max(RANKED_DEPTH, walk.seeds)`` moments are exact; later ones may be left out.
+    ``complete`` reads the payload (text, context) of the hits that become moments, for
+    ``hits`` from a lite search."""
     macro_sim = {h.id: h.score for h in hits if h.kind == "macro"}
     beta = config.macro_context
     share = config.video_share if video_scores else 0.0
@@ -108,8 +112,10 @@ def rank_moments(hits: Sequence[Hit], config: SearchConfig, kinds: Sequence[str]
         video = video_scores.get(h.video_id, 0.0) if video_scores else 0.0
         scored.append((share * video + (1 - share) * moment, h, video))
     scored.sort(key=lambda t: (-t[0], t[1].id))
+    deciding = _deciding(scored, config, share, bool(video_scores))
+    shown = [h for _, h, _ in deciding]
     moments = [Moment.from_hit(h, score, video_score=video)
-               for score, h, video in _deciding(scored, config, share, bool(video_scores))]
+               for (score, _, video), h in zip(deciding, complete(shown) if complete else shown, strict=True)]
     if config.merge_spans:
         # the margin is in moment-score units; combined scores carry (1 - share) of them
         moments = merge_adjacent(moments, config.merge_margin * (1 - share), config.merge_gap_sec)
@@ -164,17 +170,19 @@ def _deciding(scored: list[tuple[float, Hit, float]], config: SearchConfig, shar
 @dataclass(frozen=True)
 class LibraryResult:
     moments: list[Moment]          # best first, not cut to top_k
-    hits: list[Hit]                # every row of the opened videos, with its similarity
+    hits: list[Hit]                # every row of the opened videos, with its similarity (lite unless asked)
     opened: list[str]              # the videos stage 2 searched, best first
     video_scores: dict[str, float]
 
 
 def search_library(index: VectorIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
                    searchable: Sequence[str], video_rows: Callable[[str], int],
-                   open_kinds: Sequence[str] | None = None) -> LibraryResult:
+                   open_kinds: Sequence[str] | None = None, hit_payloads: bool = False) -> LibraryResult:
     """Coarse-to-fine moments. ``video_rows(video_id)`` gives a video's lance row count, so stage 2
     asks for exactly enough rows; ``open_kinds`` widens stage 2 beyond the caller's kinds (the
-    graph walk needs every node of the opened videos)."""
+    graph walk needs every node of the opened videos). Stage 2 reads only what ranking needs
+    and the text and context of the moments alone, unless ``hit_payloads`` asks for them on
+    every hit (the graph walk shows any of them)."""
     if filters.video_id is not None:
         opened = [filters.video_id]
         video_scores: dict[str, float] = {}
@@ -185,6 +193,8 @@ def search_library(index: VectorIndex, vector: np.ndarray, text: str, config: Se
             return LibraryResult([], [], [], {})
     limit = sum(video_rows(v) for v in opened) + 16
     kinds = list(dict.fromkeys([*(open_kinds or filters.kinds), "macro"]))
-    hits = index.search(SearchQuery("vector", limit, vector, filter=filters.filter(kinds=kinds, video_ids=opened)))
-    moments = rank_moments(hits, config, filters.kinds, video_scores or None)
+    hits = index.search(SearchQuery("vector", limit, vector, filter=filters.filter(kinds=kinds, video_ids=opened),
+                                    lite=not hit_payloads))
+    moments = rank_moments(hits, config, filters.kinds, video_scores or None,
+                           complete=None if hit_payloads else index.complete)
     return LibraryResult(moments, hits, opened, video_scores)

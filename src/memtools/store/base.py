@@ -66,13 +66,19 @@ class SearchFilter:
 
 @dataclass(frozen=True)
 class SearchQuery:
-    """One similarity search: ``mode`` decides which of ``vector`` and ``text`` it needs."""
+    """One similarity search: ``mode`` decides which of ``vector`` and ``text`` it needs.
+
+    ``lite``: the hits carry only what ranking needs (id, video, kind, macro event, times, score);
+    their text, display, macro label and context stay empty until ``VectorIndex.complete`` reads
+    them. Ranking thousands of rows and showing a few hundred reads the payload of those only.
+    """
 
     mode: SearchMode
     limit: int
     vector: np.ndarray | None = None
     text: str = ""
     filter: SearchFilter = field(default_factory=SearchFilter)
+    lite: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in SEARCH_MODES:
@@ -100,6 +106,7 @@ class Hit:
     display: str = ""
     macro_label: str = ""
     context: tuple[str, ...] = ()
+    ref: int | None = field(default=None, compare=False, repr=False)  # the engine's row handle (lite hits)
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,9 @@ class VectorIndex(Protocol):
     """The searchable rows of a memory (one per searchable node, plus one profile per video)."""
 
     def search(self, query: SearchQuery) -> list[Hit]: ...
+
+    def complete(self, hits: Sequence[Hit]) -> list[Hit]:
+        """The hits of a ``lite`` search with their text, display, macro label and context, in order."""
 
     def video_profiles(self) -> VideoProfiles: ...
 

@@ -15,6 +15,7 @@ import logging
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -250,10 +251,40 @@ class LanceIndex:
 
     def search(self, query: SearchQuery) -> list[Hit]:
         """The best ``query.limit`` rows for a typed query (its filter becomes a lance prefilter)."""
-        return self._search(query.mode, query.vector, query.text, query.limit, filter_where(query.filter))
+        return self._search(query.mode, query.vector, query.text, query.limit, filter_where(query.filter),
+                            lite=query.lite)
+
+    def complete(self, hits: Sequence[Hit]) -> list[Hit]:
+        """``hits`` (from a ``lite`` search) with their payload read: the rows are taken by the lance row
+        ids the search returned, or found by id (and video) where a row id is missing or stale."""
+        table = self._reading_table()
+        if table is None or not hits:
+            return list(hits)
+        try:
+            rows = self._payloads(table, [h.ref for h in hits if h.ref is not None], None)
+            missing = [h for h in hits if h.id not in rows]
+            if missing:  # no row id, or the table moved on since the search: look the rows up by id
+                videos = list(dict.fromkeys(h.video_id for h in missing))
+                rows.update(self._payloads(table, None, where_clause(video_ids=videos) + " AND id IN ("
+                                           + ", ".join(_quote(h.id) for h in missing) + ")"))
+        except Exception as exc:
+            raise StoreError(f"reading the found rows failed: {exc}") from exc
+        return [_with_payload(h, rows.get(h.id)) for h in hits]
+
+    @staticmethod
+    def _payloads(table, row_ids: list[int] | None, where: str | None) -> dict[str, tuple]:
+        """id -> (text, display, macro_label, context) of the rows with these row ids (or matching ``where``)."""
+        if row_ids is not None:
+            if not row_ids:
+                return {}
+            found = table.take_row_ids(row_ids).select(list(PAYLOAD_COLUMNS)).to_arrow()
+        else:
+            found = table.search().where(where).select(list(PAYLOAD_COLUMNS)).limit(None).to_arrow()
+        col = [found.column(name).to_pylist() for name in PAYLOAD_COLUMNS]
+        return {i: rest for i, *rest in zip(*col, strict=True)}
 
     def _search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
-                where: str | None) -> list[Hit]:
+                where: str | None, lite: bool = False) -> list[Hit]:
         table = self._reading_table()
         if table is None or limit <= 0:
             return []
@@ -281,10 +312,11 @@ class LanceIndex:
                 query = query.bypass_vector_index() if exact else query.refine_factor(ANN_REFINE)
             if where:
                 query = query.where(where, prefilter=True)
-            columns = ["id", "video_id", "kind", "macro_id", "t_start", "t_end", "text", "display", "macro_label",
-                       "context"]
+            columns = list(RANKING_COLUMNS if lite else RANKING_COLUMNS + PAYLOAD_COLUMNS[1:])
             if mode != "hybrid":
                 columns.append(score_key)
+            if lite:
+                query = query.with_row_id(True)
             found = query.select(columns).limit(limit).to_arrow()
         except Exception as exc:
             raise StoreError(f"vector search failed: {exc}") from exc
@@ -293,11 +325,32 @@ class LanceIndex:
         col = {name: found.column(name).to_pylist() for name in found.column_names}
         raws = col.get(score_key) or [0.0] * found.num_rows
         scores = [1.0 - r for r in raws] if score_key == "_distance" else [float(r) for r in raws]
-        return [Hit(i, v, k, m or "", s, e, t, score, d or t, label or "",
-                    tuple(json.loads(c)) if c and c != "[]" else ())
+        if lite:
+            refs = col.get("_rowid") or [None] * found.num_rows
+            return [Hit(i, v, k, m or "", s, e, "", score, ref=ref)
+                    for i, v, k, m, s, e, score, ref in zip(
+                        col["id"], col["video_id"], col["kind"], col["macro_id"], col["t_start"], col["t_end"],
+                        scores, refs, strict=True)]
+        return [Hit(i, v, k, m or "", s, e, t, score, d or t, label or "", _context(c))
                 for i, v, k, m, s, e, t, score, d, label, c in zip(
                     col["id"], col["video_id"], col["kind"], col["macro_id"], col["t_start"], col["t_end"],
                     col["text"], scores, col["display"], col["macro_label"], col["context"], strict=True)]
+
+
+RANKING_COLUMNS = ("id", "video_id", "kind", "macro_id", "t_start", "t_end")  # what a lite search reads
+PAYLOAD_COLUMNS = ("id", "text", "display", "macro_label", "context")          # what complete() adds
+
+
+def _with_payload(hit: Hit, payload: tuple | None) -> Hit:
+    """``hit`` with its text, display, macro label and context (the JSON list of context lines)."""
+    if payload is None:
+        return hit
+    text, display, label, context = payload
+    return replace(hit, text=text, display=display or text, macro_label=label or "", context=_context(context))
+
+
+def _context(raw: str | None) -> tuple[str, ...]:
+    return tuple(json.loads(raw)) if raw and raw != "[]" else ()
 
 
 def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Callable[[set], bool], what: str) -> None:
