@@ -110,6 +110,37 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class HitColumns:
+    """The rows of a lite search column by column, best first: ranking thousands of rows needs their
+    scores, kinds and videos, not a ``Hit`` object per row. ``hit(i)`` is row ``i`` as a lite ``Hit``."""
+
+    ids: list[str]
+    video_ids: list[str]
+    kinds: list[str]
+    macro_ids: list[str]
+    t_start: list[float]
+    t_end: list[float]
+    scores: list[float]
+    refs: list[int | None]  # the engine's row handles, for ``VectorIndex.complete``
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def hit(self, i: int) -> Hit:
+        return Hit(self.ids[i], self.video_ids[i], self.kinds[i], self.macro_ids[i], self.t_start[i], self.t_end[i],
+                   "", self.scores[i], ref=self.refs[i])
+
+    def hits(self) -> list[Hit]:
+        return [self.hit(i) for i in range(len(self.ids))]
+
+    @classmethod
+    def of(cls, hits: Sequence[Hit]) -> HitColumns:
+        return cls([h.id for h in hits], [h.video_id for h in hits], [h.kind for h in hits],
+                   [h.macro_id for h in hits], [h.t_start for h in hits], [h.t_end for h in hits],
+                   [h.score for h in hits], [h.ref for h in hits])
+
+
+@dataclass(frozen=True)
 class VideoProfiles:
     """The root row of every video, held in memory: ranking thousands of videos by their
     profile is one matrix product instead of a filtered vector query."""
@@ -127,6 +158,9 @@ class VectorIndex(Protocol):
     """The searchable rows of a memory (one per searchable node, plus one profile per video)."""
 
     def search(self, query: SearchQuery) -> list[Hit]: ...
+
+    def search_columns(self, query: SearchQuery) -> HitColumns:
+        """The rows ``search`` would return for ``query`` as a lite search, column by column."""
 
     def complete(self, hits: Sequence[Hit]) -> list[Hit]:
         """The hits of a ``lite`` search with their text, display, macro label and context, in order."""

@@ -171,6 +171,12 @@ class GuardedIndex(LanceIndex):
         except StoreError as exc:  # lance failed reading its own files: a tool caller must learn what to do
             raise self._damaged(exc) from exc
 
+    def search_columns(self, *args, **kwargs):
+        try:
+            return super().search_columns(*args, **kwargs)
+        except StoreError as exc:
+            raise self._damaged(exc) from exc
+
     def complete(self, *args, **kwargs):
         try:
             return super().complete(*args, **kwargs)

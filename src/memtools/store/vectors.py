@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
-from memtools.store.base import Hit, SearchFilter, SearchMode, SearchQuery, VideoProfiles
+from memtools.store.base import Hit, HitColumns, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.location import is_remote, storage_options
 
 __all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
@@ -251,8 +251,19 @@ class LanceIndex:
 
     def search(self, query: SearchQuery) -> list[Hit]:
         """The best ``query.limit`` rows for a typed query (its filter becomes a lance prefilter)."""
-        return self._search(query.mode, query.vector, query.text, query.limit, filter_where(query.filter),
-                            lite=query.lite)
+        if query.lite:
+            return self.search_columns(query).hits()
+        col, scores = self._query(query, RANKING_COLUMNS + PAYLOAD_COLUMNS[1:])
+        return [Hit(i, v, k, m or "", s, e, t, score, d or t, label or "", _context(c))
+                for i, v, k, m, s, e, t, score, d, label, c in zip(
+                    col["id"], col["video_id"], col["kind"], col["macro_id"], col["t_start"], col["t_end"],
+                    col["text"], scores, col["display"], col["macro_label"], col["context"], strict=True)]
+
+    def search_columns(self, query: SearchQuery) -> HitColumns:
+        """The rows of ``query`` with only the columns ranking needs, and their lance row ids."""
+        col, scores = self._query(query, RANKING_COLUMNS, row_ids=True)
+        return HitColumns(col["id"], col["video_id"], col["kind"], [m or "" for m in col["macro_id"]],
+                          col["t_start"], col["t_end"], scores, col.get("_rowid") or [None] * len(scores))
 
     def complete(self, hits: Sequence[Hit]) -> list[Hit]:
         """``hits`` (from a ``lite`` search) with their payload read: the rows are taken by the lance row
@@ -283,11 +294,13 @@ class LanceIndex:
         col = [found.column(name).to_pylist() for name in PAYLOAD_COLUMNS]
         return {i: rest for i, *rest in zip(*col, strict=True)}
 
-    def _search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
-                where: str | None, lite: bool = False) -> list[Hit]:
+    def _query(self, q: SearchQuery, columns: Sequence[str],
+               row_ids: bool = False) -> tuple[dict[str, list], list[float]]:
+        """Run a search; its columns (name -> values) and its similarities (higher is better)."""
+        mode, vector, text, where = q.mode, q.vector, q.text, filter_where(q.filter)
         table = self._reading_table()
-        if table is None or limit <= 0:
-            return []
+        if table is None or q.limit <= 0:
+            return {name: [] for name in columns}, []
         if vector is None and mode != "fulltext":
             raise StoreError(f"a {mode} search needs a query vector")
         values = None if vector is None else vector.tolist()
@@ -312,29 +325,16 @@ class LanceIndex:
                 query = query.bypass_vector_index() if exact else query.refine_factor(ANN_REFINE)
             if where:
                 query = query.where(where, prefilter=True)
-            columns = list(RANKING_COLUMNS if lite else RANKING_COLUMNS + PAYLOAD_COLUMNS[1:])
-            if mode != "hybrid":
-                columns.append(score_key)
-            if lite:
+            if row_ids:
                 query = query.with_row_id(True)
-            found = query.select(columns).limit(limit).to_arrow()
+            found = query.select([*columns, score_key] if mode != "hybrid" else list(columns)).limit(q.limit).to_arrow()
         except Exception as exc:
             raise StoreError(f"vector search failed: {exc}") from exc
         # Column by column: a search inside 8 opened videos returns ~7k rows at 1,000 h, and
         # per-row dicts (to_list) and JSON for empty contexts were most of its time.
         col = {name: found.column(name).to_pylist() for name in found.column_names}
         raws = col.get(score_key) or [0.0] * found.num_rows
-        scores = [1.0 - r for r in raws] if score_key == "_distance" else [float(r) for r in raws]
-        if lite:
-            refs = col.get("_rowid") or [None] * found.num_rows
-            return [Hit(i, v, k, m or "", s, e, "", score, ref=ref)
-                    for i, v, k, m, s, e, score, ref in zip(
-                        col["id"], col["video_id"], col["kind"], col["macro_id"], col["t_start"], col["t_end"],
-                        scores, refs, strict=True)]
-        return [Hit(i, v, k, m or "", s, e, t, score, d or t, label or "", _context(c))
-                for i, v, k, m, s, e, t, score, d, label, c in zip(
-                    col["id"], col["video_id"], col["kind"], col["macro_id"], col["t_start"], col["t_end"],
-                    col["text"], scores, col["display"], col["macro_label"], col["context"], strict=True)]
+        return col, [1.0 - r for r in raws] if score_key == "_distance" else [float(r) for r in raws]
 
 
 RANKING_COLUMNS = ("id", "video_id", "kind", "macro_id", "t_start", "t_end")  # what a lite search reads
