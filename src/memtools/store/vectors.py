@@ -275,8 +275,8 @@ class LanceIndex:
             rows = self._payloads(table, [h.ref for h in hits if h.ref is not None], None)
             missing = [h for h in hits if h.id not in rows]
             if missing:  # no row id, or the table moved on since the search: look the rows up by id
-                videos = list(dict.fromkeys(h.video_id for h in missing))
-                rows.update(self._payloads(table, None, where_clause(video_ids=videos) + " AND id IN ("
+                videos = tuple(dict.fromkeys(h.video_id for h in missing))
+                rows.update(self._payloads(table, None, f"{filter_where(SearchFilter(video_ids=videos))} AND id IN ("
                                            + ", ".join(_quote(h.id) for h in missing) + ")"))
         except Exception as exc:
             raise StoreError(f"reading the found rows failed: {exc}") from exc
@@ -288,11 +288,14 @@ class LanceIndex:
         if row_ids is not None:
             if not row_ids:
                 return {}
-            found = table.take_row_ids(row_ids).select(list(PAYLOAD_COLUMNS)).to_arrow()
+            try:
+                found = table.take_row_ids(row_ids).select(list(PAYLOAD_COLUMNS)).to_arrow()
+            except Exception:  # a row id of an older version (the table was compacted): found by id instead
+                return {}
         else:
             found = table.search().where(where).select(list(PAYLOAD_COLUMNS)).limit(None).to_arrow()
         col = [found.column(name).to_pylist() for name in PAYLOAD_COLUMNS]
-        return {i: rest for i, *rest in zip(*col, strict=True)}
+        return {i: (t, d, label, c) for i, t, d, label, c in zip(*col, strict=True)}
 
     def _query(self, q: SearchQuery, columns: Sequence[str],
                row_ids: bool = False) -> tuple[dict[str, list], list[float]]:
