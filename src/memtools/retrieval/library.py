@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,10 +55,15 @@ class Filters:
 def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
                 searchable: Sequence[str]) -> dict[str, float]:
     """Video id -> score from the hierarchy (stage 1), best first."""
-    nodes = [h for h in index.search(SearchQuery("vector", config.candidates, vector, filter=filters.filter(kinds=[]),
-                                                 lite=True))
-             if h.kind in searchable]
     profiles = index.video_profiles()
+    with ThreadPoolExecutor(1) as pool:  # the full-text query over the roots runs beside the vector query
+        by_words = pool.submit(index.search, SearchQuery(
+            "fulltext", max(4 * config.videos, 32), text=text, filter=filters.filter(kinds=["video"]), lite=True,
+        )) if config.text_weight > 0 and text else None
+        nodes = [h for h in index.search(SearchQuery("vector", config.candidates, vector,
+                                                     filter=filters.filter(kinds=[]), lite=True))
+                 if h.kind in searchable]
+        found = by_words.result() if by_words else []
     sims = profiles.similarities(vector)
     keep = np.ones(len(sims), dtype=bool)  # a root spans its whole video: it passes a window that starts inside it
     if filters.as_of is not None:
@@ -65,12 +71,8 @@ def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: Searc
     if filters.start is not None:
         keep &= profiles.durations >= filters.start
     root = {vid: float(s) for vid, s, k in zip(profiles.video_ids, sims, keep, strict=True) if k}
-    words: dict[str, float] = {}
-    if config.text_weight > 0 and text:
-        found = index.search(SearchQuery("fulltext", max(4 * config.videos, 32), text=text,
-                                         filter=filters.filter(kinds=["video"]), lite=True))
-        top = max((h.score for h in found), default=0.0) or 1.0
-        words = {h.video_id: h.score / top for h in found}
+    top = max((h.score for h in found), default=0.0) or 1.0
+    words = {h.video_id: h.score / top for h in found}
     if not nodes and not root:
         return {}
     floor = min(h.score for h in nodes) if nodes else min(root.values())
