@@ -183,6 +183,12 @@ class GuardedIndex(LanceIndex):
         except StoreError as exc:
             raise self._damaged(exc) from exc
 
+    def video_profiles(self):
+        try:
+            return super().video_profiles()
+        except StoreError as exc:
+            raise self._damaged(exc) from exc
+
     def _damaged(self, exc: StoreError) -> MemoryDamaged:
         memory = self.memory_path
         return MemoryDamaged(f"{exc}. The vector table may be damaged; the user should run `memtools check "
