@@ -66,13 +66,19 @@ class SearchFilter:
 
 @dataclass(frozen=True)
 class SearchQuery:
-    """One similarity search: ``mode`` decides which of ``vector`` and ``text`` it needs."""
+    """One similarity search: ``mode`` decides which of ``vector`` and ``text`` it needs.
+
+    ``lite``: the hits carry only what ranking needs (id, video, kind, macro event, times, score);
+    their text, display, macro label and context stay empty until ``VectorIndex.complete`` reads
+    them. Ranking thousands of rows and showing a few hundred reads the payload of those only.
+    """
 
     mode: SearchMode
     limit: int
     vector: np.ndarray | None = None
     text: str = ""
     filter: SearchFilter = field(default_factory=SearchFilter)
+    lite: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in SEARCH_MODES:
@@ -100,6 +106,38 @@ class Hit:
     display: str = ""
     macro_label: str = ""
     context: tuple[str, ...] = ()
+    ref: int | None = field(default=None, compare=False, repr=False)  # the engine's row handle (lite hits)
+
+
+@dataclass(frozen=True)
+class HitColumns:
+    """The rows of a lite search column by column, best first: ranking thousands of rows needs their
+    scores, kinds and videos, not a ``Hit`` object per row. ``hit(i)`` is row ``i`` as a lite ``Hit``."""
+
+    ids: list[str]
+    video_ids: list[str]
+    kinds: list[str]
+    macro_ids: list[str]
+    t_start: list[float]
+    t_end: list[float]
+    scores: list[float]
+    refs: list[int | None]  # the engine's row handles, for ``VectorIndex.complete``
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def hit(self, i: int) -> Hit:
+        return Hit(self.ids[i], self.video_ids[i], self.kinds[i], self.macro_ids[i], self.t_start[i], self.t_end[i],
+                   "", self.scores[i], ref=self.refs[i])
+
+    def hits(self) -> list[Hit]:
+        return [self.hit(i) for i in range(len(self.ids))]
+
+    @classmethod
+    def of(cls, hits: Sequence[Hit]) -> HitColumns:
+        return cls([h.id for h in hits], [h.video_id for h in hits], [h.kind for h in hits],
+                   [h.macro_id for h in hits], [h.t_start for h in hits], [h.t_end for h in hits],
+                   [h.score for h in hits], [h.ref for h in hits])
 
 
 @dataclass(frozen=True)
@@ -120,6 +158,12 @@ class VectorIndex(Protocol):
     """The searchable rows of a memory (one per searchable node, plus one profile per video)."""
 
     def search(self, query: SearchQuery) -> list[Hit]: ...
+
+    def search_columns(self, query: SearchQuery) -> HitColumns:
+        """The rows ``search`` would return for ``query`` as a lite search, column by column."""
+
+    def complete(self, hits: Sequence[Hit]) -> list[Hit]:
+        """The hits of a ``lite`` search with their text, display, macro label and context, in order."""
 
     def video_profiles(self) -> VideoProfiles: ...
 

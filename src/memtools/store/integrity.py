@@ -169,10 +169,30 @@ class GuardedIndex(LanceIndex):
         try:
             return super().search(*args, **kwargs)
         except StoreError as exc:  # lance failed reading its own files: a tool caller must learn what to do
-            memory = self.memory_path
-            raise MemoryDamaged(f"{exc}. The vector table may be damaged; the user should run `memtools check "
-                                f"--memory {memory}` (and `memtools repair --memory {memory}` if it finds damage)"
-                                ) from exc
+            raise self._damaged(exc) from exc
+
+    def search_columns(self, *args, **kwargs):
+        try:
+            return super().search_columns(*args, **kwargs)
+        except StoreError as exc:
+            raise self._damaged(exc) from exc
+
+    def complete(self, *args, **kwargs):
+        try:
+            return super().complete(*args, **kwargs)
+        except StoreError as exc:
+            raise self._damaged(exc) from exc
+
+    def video_profiles(self):
+        try:
+            return super().video_profiles()
+        except StoreError as exc:
+            raise self._damaged(exc) from exc
+
+    def _damaged(self, exc: StoreError) -> MemoryDamaged:
+        memory = self.memory_path
+        return MemoryDamaged(f"{exc}. The vector table may be damaged; the user should run `memtools check "
+                             f"--memory {memory}` (and `memtools repair --memory {memory}` if it finds damage)")
 
 
 # --- the full check (memtools check) ------------------------------------------------------

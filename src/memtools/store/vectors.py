@@ -15,6 +15,7 @@ import logging
 import os
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
-from memtools.store.base import Hit, SearchFilter, SearchMode, SearchQuery, VideoProfiles
+from memtools.store.base import Hit, HitColumns, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.location import is_remote, storage_options
 
 __all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
@@ -250,13 +251,59 @@ class LanceIndex:
 
     def search(self, query: SearchQuery) -> list[Hit]:
         """The best ``query.limit`` rows for a typed query (its filter becomes a lance prefilter)."""
-        return self._search(query.mode, query.vector, query.text, query.limit, filter_where(query.filter))
+        if query.lite:
+            return self.search_columns(query).hits()
+        col, scores = self._query(query, RANKING_COLUMNS + PAYLOAD_COLUMNS[1:])
+        return [Hit(i, v, k, m or "", s, e, t, score, d or t, label or "", _context(c))
+                for i, v, k, m, s, e, t, score, d, label, c in zip(
+                    col["id"], col["video_id"], col["kind"], col["macro_id"], col["t_start"], col["t_end"],
+                    col["text"], scores, col["display"], col["macro_label"], col["context"], strict=True)]
 
-    def _search(self, mode: SearchMode, vector: np.ndarray | None, text: str, limit: int,
-                where: str | None) -> list[Hit]:
+    def search_columns(self, query: SearchQuery) -> HitColumns:
+        """The rows of ``query`` with only the columns ranking needs, and their lance row ids."""
+        col, scores = self._query(query, RANKING_COLUMNS, row_ids=True)
+        return HitColumns(col["id"], col["video_id"], col["kind"], [m or "" for m in col["macro_id"]],
+                          col["t_start"], col["t_end"], scores, col.get("_rowid") or [None] * len(scores))
+
+    def complete(self, hits: Sequence[Hit]) -> list[Hit]:
+        """``hits`` (from a ``lite`` search) with their payload read: the rows are taken by the lance row
+        ids the search returned, or found by id (and video) where a row id is missing or stale."""
         table = self._reading_table()
-        if table is None or limit <= 0:
-            return []
+        if table is None or not hits:
+            return list(hits)
+        try:
+            rows = self._payloads(table, [h.ref for h in hits if h.ref is not None], None)
+            missing = [h for h in hits if h.id not in rows]
+            if missing:  # no row id, or the table moved on since the search: look the rows up by id
+                videos = tuple(dict.fromkeys(h.video_id for h in missing))
+                rows.update(self._payloads(table, None, f"{filter_where(SearchFilter(video_ids=videos))} AND id IN ("
+                                           + ", ".join(_quote(h.id) for h in missing) + ")"))
+        except Exception as exc:
+            raise StoreError(f"reading the found rows failed: {exc}") from exc
+        return [_with_payload(h, rows.get(h.id)) for h in hits]
+
+    @staticmethod
+    def _payloads(table, row_ids: list[int] | None, where: str | None) -> dict[str, tuple]:
+        """id -> (text, display, macro_label, context) of the rows with these row ids (or matching ``where``)."""
+        if row_ids is not None:
+            if not row_ids:
+                return {}
+            try:
+                found = table.take_row_ids(row_ids).select(list(PAYLOAD_COLUMNS)).to_arrow()
+            except Exception:  # a row id of an older version (the table was compacted): found by id instead
+                return {}
+        else:
+            found = table.search().where(where).select(list(PAYLOAD_COLUMNS)).limit(None).to_arrow()
+        col = [found.column(name).to_pylist() for name in PAYLOAD_COLUMNS]
+        return {i: (t, d, label, c) for i, t, d, label, c in zip(*col, strict=True)}
+
+    def _query(self, q: SearchQuery, columns: Sequence[str],
+               row_ids: bool = False) -> tuple[dict[str, list], list[float]]:
+        """Run a search; its columns (name -> values) and its similarities (higher is better)."""
+        mode, vector, text, where = q.mode, q.vector, q.text, filter_where(q.filter)
+        table = self._reading_table()
+        if table is None or q.limit <= 0:
+            return {name: [] for name in columns}, []
         if vector is None and mode != "fulltext":
             raise StoreError(f"a {mode} search needs a query vector")
         values = None if vector is None else vector.tolist()
@@ -281,23 +328,32 @@ class LanceIndex:
                 query = query.bypass_vector_index() if exact else query.refine_factor(ANN_REFINE)
             if where:
                 query = query.where(where, prefilter=True)
-            columns = ["id", "video_id", "kind", "macro_id", "t_start", "t_end", "text", "display", "macro_label",
-                       "context"]
-            if mode != "hybrid":
-                columns.append(score_key)
-            found = query.select(columns).limit(limit).to_arrow()
+            if row_ids:
+                query = query.with_row_id(True)
+            found = query.select([*columns, score_key] if mode != "hybrid" else list(columns)).limit(q.limit).to_arrow()
         except Exception as exc:
             raise StoreError(f"vector search failed: {exc}") from exc
         # Column by column: a search inside 8 opened videos returns ~7k rows at 1,000 h, and
         # per-row dicts (to_list) and JSON for empty contexts were most of its time.
         col = {name: found.column(name).to_pylist() for name in found.column_names}
         raws = col.get(score_key) or [0.0] * found.num_rows
-        scores = [1.0 - r for r in raws] if score_key == "_distance" else [float(r) for r in raws]
-        return [Hit(i, v, k, m or "", s, e, t, score, d or t, label or "",
-                    tuple(json.loads(c)) if c and c != "[]" else ())
-                for i, v, k, m, s, e, t, score, d, label, c in zip(
-                    col["id"], col["video_id"], col["kind"], col["macro_id"], col["t_start"], col["t_end"],
-                    col["text"], scores, col["display"], col["macro_label"], col["context"], strict=True)]
+        return col, [1.0 - r for r in raws] if score_key == "_distance" else [float(r) for r in raws]
+
+
+RANKING_COLUMNS = ("id", "video_id", "kind", "macro_id", "t_start", "t_end")  # what a lite search reads
+PAYLOAD_COLUMNS = ("id", "text", "display", "macro_label", "context")          # what complete() adds
+
+
+def _with_payload(hit: Hit, payload: tuple | None) -> Hit:
+    """``hit`` with its text, display, macro label and context (the JSON list of context lines)."""
+    if payload is None:
+        return hit
+    text, display, label, context = payload
+    return replace(hit, text=text, display=display or text, macro_label=label or "", context=_context(context))
+
+
+def _context(raw: str | None) -> tuple[str, ...]:
+    return tuple(json.loads(raw)) if raw and raw != "[]" else ()
 
 
 def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Callable[[set], bool], what: str) -> None:

@@ -101,7 +101,7 @@ class SearchTools(ToolsHost):
         vector = self.memory.embedder.embed_query(query)
         with self._reading() as graph:
             found = search_library(self.memory.vectors, vector, query, config.model_copy(update={"merge_spans": False}),
-                                   filters, SEARCHABLE, self._video_rows, open_kinds=SEARCHABLE)
+                                   filters, SEARCHABLE, self._video_rows, open_kinds=SEARCHABLE, hit_payloads=True)
             typed = graph.video_edges(found.opened) if found.opened else []
         parents: dict[str, str] = {}
         for vid in found.opened:
