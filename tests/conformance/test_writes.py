@@ -191,7 +191,9 @@ def test_a_reader_beside_an_unfinished_write_sees_the_last_commit(kitchen_path, 
     path = tmp_path / "shared"
     shutil.copytree(kitchen_path, path)
     with Memory.open(path, TestEmbedder(64)) as memory:
-        before = MemoryTools(memory).search_nodes("pan catches fire", top_k=50).render()
+        tools = MemoryTools(memory)
+        before = tools.search_nodes("pan catches fire", top_k=50).render()
+        entities_before = tools.search_entities("pan", top_k=20).render()
     seen: list[str] = []
     real_insert = KuzuGraph.insert
 
@@ -200,15 +202,18 @@ def test_a_reader_beside_an_unfinished_write_sees_the_last_commit(kitchen_path, 
             reader = MemoryTools(memory)
             seen.append(reader.search_nodes("pan catches fire", top_k=50).render())
             seen.append(",".join(v.video_id for v in reader.list_videos().videos))
+            seen.append(reader.search_entities("pan", top_k=20).render())
         real_insert(self, graphs)
 
     monkeypatch.setattr(KuzuGraph, "insert", insert_while_reading)
     with Memory.open(path, TestEmbedder(64)) as writer:
         writer.write_video(kitchen_graph("later"))
-    assert seen == [before, "kitchen"]
+    assert seen == [before, "kitchen", entities_before]
     with Memory.open(path, TestEmbedder(64)) as memory:
-        hits = MemoryTools(memory).search_nodes("pan catches fire", top_k=50).hits
+        tools = MemoryTools(memory)
+        hits = tools.search_nodes("pan catches fire", top_k=50).hits
         assert {h.video_id for h in hits} == {"kitchen", "later"}
+        assert "later/" in tools.search_entities("pan", top_k=20).render()
 
 
 def test_import_captions_makes_a_memory_of_the_chosen_engine(tmp_path, engine, capsys):

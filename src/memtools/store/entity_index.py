@@ -63,6 +63,28 @@ class EntityIndex:
     def __init__(self, lance: LanceIndex) -> None:
         self.lance = lance
         self._table = None
+        self._pinned: int | None = None
+        self._pinned_table = None
+
+    def pin(self, version: int | None) -> None:
+        """Read as of this table version (None: the latest), like ``LanceIndex.pin``: a reader
+        beside a writer never sees the rows of a write whose graph step has not committed."""
+        if version != self._pinned:
+            self._pinned, self._pinned_table = version, None
+
+    def reading_table(self):
+        """The table reads use: the pinned version when one is set, else the latest."""
+        table = self.table()
+        if table is None or self._pinned is None or table.version == self._pinned:
+            return table
+        if self._pinned_table is None:
+            try:
+                pinned = self.lance._db.open_table(self.name)
+                pinned.checkout(self._pinned)
+            except Exception as exc:
+                raise StoreError(f"{self.name} table version {self._pinned} cannot be read: {exc}") from exc
+            self._pinned_table = pinned
+        return self._pinned_table
 
     def schema(self) -> pa.Schema:
         return entities_schema(self.lance.dim)
@@ -138,7 +160,7 @@ class EntityIndex:
         return self.table() is not None
 
     def _rows(self, where: str, limit: int) -> list[dict[str, Any]]:
-        table = self.table()
+        table = self.reading_table()
         if table is None:
             return []
         try:
@@ -166,7 +188,7 @@ class EntityIndex:
         return [r for r in rows if any(word.search(n.lower()) for n in (r.name, *r.aliases))][:limit]
 
     def search(self, vector: np.ndarray, limit: int, video_id: str | None = None) -> list[EntityRow]:
-        table = self.table()
+        table = self.reading_table()
         if table is None:
             return []
         try:

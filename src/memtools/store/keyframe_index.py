@@ -80,7 +80,7 @@ class KeyframeIndex(EntityIndex):
     # --- reads --------------------------------------------------------------------------
 
     def count(self, video_id: str | None = None) -> int:
-        table = self.table()
+        table = self.reading_table()
         if table is None:
             return 0
         where = frame_where(video_id)
@@ -88,7 +88,7 @@ class KeyframeIndex(EntityIndex):
 
     def frame(self, frame_id: str) -> tuple[FrameRow, np.ndarray] | None:
         """One keyframe row and its vector, by id."""
-        table = self.table()
+        table = self.reading_table()
         if table is None:
             return None
         try:
@@ -100,7 +100,7 @@ class KeyframeIndex(EntityIndex):
         return _row(rows[0]), np.asarray(rows[0]["vector"], dtype=np.float32)
 
     def ids(self, video_id: str) -> set[str]:
-        table = self.table()
+        table = self.reading_table()
         if table is None:
             return set()
         try:
@@ -112,7 +112,7 @@ class KeyframeIndex(EntityIndex):
     def search(self, vector: np.ndarray, limit: int,  # type: ignore[override]
                where: SearchFilter | None = None) -> list[FrameRow]:
         """The frames most like ``vector``; ``where``'s video ids and window (on a frame's ``t``) restrict them."""
-        table = self.table()
+        table = self.reading_table()
         if table is None or limit <= 0:
             return []
         try:

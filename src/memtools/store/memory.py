@@ -191,6 +191,8 @@ class Memory(MemoryWrites):
             return None
         if self._keyframes is None or self._keyframes.dim != info.dim:
             self._keyframes = KeyframeIndex(self._vectors, info.dim)
+            if self.readers_beside_writer:
+                self._keyframes.pin(self.manifest.table_versions.get("keyframes"))
         return self._keyframes
 
     def __enter__(self) -> Memory:
@@ -238,7 +240,11 @@ class Memory(MemoryWrites):
     def _pin_tables(self) -> None:
         """Beside a writer (``readers_beside_writer``), search the lance version the manifest recorded."""
         if self.readers_beside_writer:
-            self._vectors.pin(self.manifest.table_versions.get("nodes"))
+            versions = self.manifest.table_versions
+            self._vectors.pin(versions.get("nodes"))
+            self._entities.pin(versions.get("entities"))
+            if self._keyframes is not None:
+                self._keyframes.pin(versions.get("keyframes"))
 
     def refresh(self) -> None:
         """Pick up a newer manifest (and with it, new data) written by another process."""

@@ -116,9 +116,10 @@ class MemoryWrites(VideoWrites):
 
     def _commit_manifest(self, manifest) -> None:
         """Write the manifest of a finished write, with the lance version readers beside a writer read."""
-        version = self._vectors.version()
-        if version is not None:
-            manifest.table_versions["nodes"] = version
+        keyframes = self.keyframes
+        versions = {"nodes": self._vectors.version(), "entities": self._entities.version(),
+                    "keyframes": keyframes.version() if keyframes is not None else None}
+        manifest.table_versions.update({name: v for name, v in versions.items() if v is not None})
         write_manifest(self.path, manifest)
         self.manifest = manifest
         self._manifest_stamp = self._stamp()
