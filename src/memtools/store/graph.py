@@ -26,7 +26,6 @@ import pyarrow as pa
 from memtools.errors import MemoryBusy, StoreError
 from memtools.schema import (
     KIND_OF,
-    Edge,
     EdgeCategory,
     Keyframe,
     MacroEvent,
@@ -39,6 +38,7 @@ from memtools.schema import (
 )
 from memtools.store import graph_rows
 from memtools.store.base import EdgeRow, GraphStore
+from memtools.store.graph_audit import WholeVideoReads
 from memtools.store.graph_schema import (
     _BY_NAME,
     _DETAIL,
@@ -85,7 +85,7 @@ def translate(exc: Exception, doing: str) -> Exception:
     return StoreError(f"graph store failed while {doing}: {text}")
 
 
-class KuzuGraph(GraphStore):
+class KuzuGraph(WholeVideoReads, GraphStore):
     """Typed access to the kuzu (or ladybug) database of one memory folder.
 
     Open read-only for tools (many processes may) or read-write for builds (one process; with
@@ -360,55 +360,3 @@ class KuzuGraph(GraphStore):
             {"vids": list(video_ids)},
         )
         return [(a, b, label) for a, b, label in rows]
-
-    # --- whole videos (integrity check and repair) ---------------------------------------
-
-    def video_ids(self) -> list[str]:
-        """Every video the graph holds."""
-        return sorted(row[0] for row in self._run("MATCH (v:Video) RETURN v.id"))
-
-    def ids_by_video(self, kinds: Iterable[NodeKind]) -> dict[str, set[str]]:
-        """Node ids of these kinds, grouped by video."""
-        found: dict[str, set[str]] = defaultdict(set)
-        present = {t.kind for t in self._tables()}
-        for kind in kinds:
-            if kind not in present:
-                continue
-            for node_id, video_id in self._run(f"MATCH (n:{TABLES[kind].name}) RETURN n.id, n.video_id"):
-                found[video_id].add(node_id)
-        return found
-
-    def counts_by_video(self) -> dict[str, dict[str, int]]:
-        """Per video, nodes per kind and non-hierarchy edges (the manifest's ``counts``)."""
-        counts: dict[str, dict[str, int]] = defaultdict(dict)
-        for table in self._tables():
-            if table.kind is NodeKind.VIDEO:
-                continue
-            for vid, n in self._run(f"MATCH (n:{table.name}) RETURN n.video_id, count(n)"):
-                counts[vid][table.kind.value] = int(n)
-        for vid, n in self._run("MATCH (a)-[r:Rel]->(b) WHERE r.category <> 'hierarchy' RETURN a.video_id, count(r)"):
-            counts[vid]["edges"] = int(n)
-        return counts
-
-    def keyframe_paths(self) -> list[tuple[str, str]]:
-        """(video id, image path) of every stored keyframe."""
-        return [(vid, path) for vid, path in self._run("MATCH (k:Keyframe) RETURN k.video_id, k.path")]
-
-    def video_graph(self, video_id: str) -> VideoGraph | None:
-        """One video read back whole, as it was written (None if the graph does not hold it)."""
-        nodes: dict[NodeKind, list[Node]] = {kind: [] for kind in TABLES}
-        for table in self._tables():
-            kind = table.kind
-            order = " ORDER BY n.ordinal" if kind in (NodeKind.SUPER, NodeKind.MACRO) else " ORDER BY n.id"
-            rows = self._run(f"MATCH (n:{table.name}) WHERE n.video_id = $vid RETURN n{order}", {"vid": video_id})
-            nodes[kind] = [_decode(r[0]) for r in rows]
-        if not nodes[NodeKind.VIDEO]:
-            return None
-        rows = self._run(
-            "MATCH (a)-[r:Rel]->(b) WHERE a.video_id = $vid AND r.category <> 'hierarchy'"
-            " RETURN a.id, b.id, r.category, r.label, r.description ORDER BY a.id, b.id, r.label", {"vid": video_id})
-        edges = [Edge(source=a, target=b, category=EdgeCategory(c), label=lab, description=d or "")
-                 for a, b, c, lab, d in rows]
-        return VideoGraph(video=nodes[NodeKind.VIDEO][0], supers=nodes[NodeKind.SUPER], macros=nodes[NodeKind.MACRO],
-                          entities=nodes[NodeKind.ENTITY], events=nodes[NodeKind.EVENT], ocr=nodes[NodeKind.OCR],
-                          speech=nodes[NodeKind.SPEECH], keyframes=nodes[NodeKind.KEYFRAME], edges=edges)

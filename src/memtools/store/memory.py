@@ -27,7 +27,6 @@ Writes inside one process are serialized by a lock.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import logging
 import os
 import threading
@@ -42,7 +41,7 @@ from memtools.schema import MacroEvent, SuperEvent, Video
 from memtools.store import engines, integrity
 from memtools.store.base import GraphEngine, GraphStore, VectorIndex
 from memtools.store.entity_index import EntityIndex
-from memtools.store.graph import writer_pool_mb
+from memtools.store.integrity import INTENT_FILE
 from memtools.store.keyframe_index import KeyframeIndex
 from memtools.store.location import check_same_tables, check_tables_uri
 from memtools.store.manifest import (
@@ -60,9 +59,6 @@ log = logging.getLogger(__name__)
 
 GRAPH_FILE = "graph.kuzu"  # kuzu's file; another engine names its own (``Memory.graph_file``)
 VECTORS_DIR = "vectors"
-LOCK_FILE = "memtools.lock"
-INTENT_FILE = ".write-intent"
-WRITE_BUFFER_MB = 512   # kuzu buffer pool of a writer: a batch must fit before COMMIT
 
 
 class Memory(MemoryWrites):
@@ -342,59 +338,6 @@ class Memory(MemoryWrites):
     def video_ids(self) -> list[str]:
         self.refresh()
         return sorted(self.manifest.videos)
-
-    # --- writing ------------------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def _process_lock(self) -> Iterator[None]:
-        """``memtools.lock``: one writing process at a time (and this process's writes serialized)."""
-        with self._lock:
-            handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - held for the block
-            try:
-                deadline = time.monotonic() + self.write_timeout
-                while True:
-                    try:
-                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if time.monotonic() >= deadline:
-                            raise MemoryBusy(f"another process is writing to {self.path}; try again later") from None
-                        time.sleep(0.1)
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
-                handle.close()
-
-    @contextlib.contextmanager
-    def _writing(self, *, guard: bool = True) -> Iterator[GraphStore]:
-        """Exclusive write access: process lock, intent file, graph opened read-write.
-        Refuses (``MemoryDamaged``) on a damaged memory unless ``guard=False`` (repair)."""
-        with self._process_lock():
-            if guard:
-                self.manifest = read_manifest(self.path)
-                integrity.guard(self, writing=True)
-            intent = self.path / INTENT_FILE
-            intent.touch()
-            try:
-                self._release_graph()
-                deadline = time.monotonic() + self.write_timeout
-                graph = None
-                while graph is None:
-                    try:
-                        graph = self.graph_engine.open(self.graph_file, read_only=False,
-                                                       buffer_pool_mb=writer_pool_mb(self.graph_file, WRITE_BUFFER_MB))
-                    except MemoryBusy:
-                        if time.monotonic() >= deadline:
-                            raise MemoryBusy(
-                                f"readers kept {self.path} open for {self.write_timeout:.0f} s; try again"
-                            ) from None
-                        time.sleep(0.05)
-                try:
-                    yield graph
-                finally:
-                    graph.close()
-            finally:
-                intent.unlink(missing_ok=True)
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())

@@ -1,28 +1,32 @@
 """Writing videos into a memory: one atomic step per batch across lance and kuzu, replace,
 delete and status. ``Memory`` (``memtools.store.memory``) mixes this in; it supplies the paths,
-the engines and ``_writing()`` (process lock, intent file, graph opened read-write)."""
+the engines; this half holds ``_writing()`` (process lock, intent file, graph opened read-write)."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import shutil
-from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from memtools.errors import ConfigError, StoreError
+from memtools.errors import ConfigError, MemoryBusy, StoreError
 from memtools.schema import VideoGraph
-from memtools.store import keyframe_vectors
+from memtools.store import integrity, keyframe_vectors
 from memtools.store.base import VideoWrites
 from memtools.store.entities import entity_rows
+from memtools.store.graph import writer_pool_mb
+from memtools.store.integrity import INTENT_FILE, LOCK_FILE
 from memtools.store.manifest import VideoEntry, now, read_manifest, write_manifest
 from memtools.store.payload import index_rows
 
 if TYPE_CHECKING:
     from memtools.embed.base import Embedder
     from memtools.embed.images import ImageEmbedder
-    from memtools.store.base import GraphStore
+    from memtools.store.base import GraphEngine, GraphStore
     from memtools.store.entity_index import EntityIndex
     from memtools.store.keyframe_index import KeyframeIndex
     from memtools.store.manifest import Manifest
@@ -34,6 +38,7 @@ EMBED_BATCH = 4096  # texts per embedder call: the embedder sorts a call by leng
 BATCH_NODES = 30_000    # a write batch also ends once it holds this many nodes (keeps a batch within the pool)
 EMBED_CACHE_TEXTS = 50_000  # texts whose vectors an import keeps for reuse across batches
 INDEX_EVERY_NODES = 200_000  # a long write folds new rows into the lance indexes this often
+WRITE_BUFFER_MB = 512   # kuzu buffer pool of a writer: a batch must fit before COMMIT
 
 
 class MemoryWrites(VideoWrites):
@@ -62,9 +67,16 @@ class MemoryWrites(VideoWrites):
 
         def _pin_tables(self) -> None: ...
 
-        def _process_lock(self) -> AbstractContextManager[None]: ...
+        _lock: threading.RLock
+        write_timeout: float
 
-        def _writing(self, *, guard: bool = True) -> AbstractContextManager[GraphStore]: ...
+        @property
+        def graph_engine(self) -> GraphEngine: ...
+
+        @property
+        def graph_file(self) -> Path: ...
+
+        def _release_graph(self) -> None: ...
 
     def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
                      progress: Callable[[int], None] | None = None, embed_cache: dict[str, object] | None = None,
@@ -251,6 +263,59 @@ class MemoryWrites(VideoWrites):
             self.manifest = manifest
             self._manifest_stamp = self._stamp()
             self._outlines.clear()
+
+    # --- writing ------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _process_lock(self) -> Iterator[None]:
+        """``memtools.lock``: one writing process at a time (and this process's writes serialized)."""
+        with self._lock:
+            handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - held for the block
+            try:
+                deadline = time.monotonic() + self.write_timeout
+                while True:
+                    try:
+                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() >= deadline:
+                            raise MemoryBusy(f"another process is writing to {self.path}; try again later") from None
+                        time.sleep(0.1)
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                handle.close()
+
+    @contextlib.contextmanager
+    def _writing(self, *, guard: bool = True) -> Iterator[GraphStore]:
+        """Exclusive write access: process lock, intent file, graph opened read-write.
+        Refuses (``MemoryDamaged``) on a damaged memory unless ``guard=False`` (repair)."""
+        with self._process_lock():
+            if guard:
+                self.manifest = read_manifest(self.path)
+                integrity.guard(cast("Memory", self), writing=True)
+            intent = self.path / INTENT_FILE
+            intent.touch()
+            try:
+                self._release_graph()
+                deadline = time.monotonic() + self.write_timeout
+                graph = None
+                while graph is None:
+                    try:
+                        graph = self.graph_engine.open(self.graph_file, read_only=False,
+                                                       buffer_pool_mb=writer_pool_mb(self.graph_file, WRITE_BUFFER_MB))
+                    except MemoryBusy:
+                        if time.monotonic() >= deadline:
+                            raise MemoryBusy(
+                                f"readers kept {self.path} open for {self.write_timeout:.0f} s; try again"
+                            ) from None
+                        time.sleep(0.05)
+                try:
+                    yield graph
+                finally:
+                    graph.close()
+            finally:
+                intent.unlink(missing_ok=True)
 
 
 def _report_lost_edges(kuzu: GraphStore, listed: dict[str, VideoEntry], cause: BaseException) -> None:
