@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
-from memtools.store.vectors import LanceIndex, _quote
+from memtools.store.vectors import LanceIndex, _quote, table_at
 
 TABLE = "entities"
 _COLUMNS = ["id", "video_id", "name", "entity_type", "aliases", "description", "mentions", "t_first", "t_last",
@@ -78,12 +78,7 @@ class EntityIndex:
         if table is None or self._pinned is None or table.version == self._pinned:
             return table
         if self._pinned_table is None:
-            try:
-                pinned = self.lance._db.open_table(self.name)
-                pinned.checkout(self._pinned)
-            except Exception as exc:
-                raise StoreError(f"{self.name} table version {self._pinned} cannot be read: {exc}") from exc
-            self._pinned_table = pinned
+            self._pinned_table = table_at(self.lance._db, self.name, self._pinned)
         return self._pinned_table
 
     def schema(self) -> pa.Schema:

@@ -82,6 +82,16 @@ def filter_where(f: SearchFilter) -> str | None:
     return where_clause(None, f.kinds, f.start, f.end, video_ids=f.video_ids, as_of=f.as_of)
 
 
+def table_at(db: Any, name: str, version: int) -> Any:
+    """A second handle on lance table ``name``, checked out at ``version`` (a reader pinned to a commit)."""
+    try:
+        table = db.open_table(name)
+        table.checkout(version)
+    except Exception as exc:
+        raise StoreError(f"vector store table {name!r} at version {version} cannot be read: {exc}") from exc
+    return table
+
+
 class LanceIndex:
     """The lance tables of one memory folder."""
 
@@ -212,12 +222,7 @@ class LanceIndex:
         if table is None or self._pinned is None or table.version == self._pinned:
             return table
         if self._pinned_table is None:
-            try:
-                pinned = self._db.open_table("nodes")
-                pinned.checkout(self._pinned)
-            except Exception as exc:
-                raise StoreError(f"vector store version {self._pinned} cannot be read: {exc}") from exc
-            self._pinned_table = pinned
+            self._pinned_table = table_at(self._db, "nodes", self._pinned)
         return self._pinned_table
 
     def video_profiles(self) -> VideoProfiles:
