@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from memtools.retrieval import library
-from memtools.retrieval.library import RANKED_DEPTH, rank_moments
+from memtools.retrieval import ranking
+from memtools.retrieval.ranking import RANKED_DEPTH, rank_moments
 from memtools.store.vectors import Hit
 from memtools.tools.search import SearchConfig
 
@@ -61,7 +61,7 @@ def test_the_ranked_head_equals_ranking_every_hit(monkeypatch, name, library_wid
         kinds = ("entity", "event", "ocr", "speech")
         fast = rank_moments(rows, config, kinds, scores)
         with monkeypatch.context() as patched:
-            patched.setattr(library, "RANKED_DEPTH", 10**6)  # no pruning
+            patched.setattr(ranking, "RANKED_DEPTH", 10**6)  # no pruning
             full = rank_moments(rows, config, kinds, scores)
         assert len(fast) < len(full)  # pruned
         assert fast[:depth] == full[:depth]

@@ -19,17 +19,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from memtools.retrieval.moments import Moment
-from memtools.retrieval.spans import MERGEABLE, merge_adjacent
-from memtools.store.base import Hit, HitColumns, SearchFilter, SearchQuery, VectorIndex
+from memtools.retrieval.ranking import rank_moments
+from memtools.store.base import Hit, SearchFilter, SearchQuery, VectorIndex
 from memtools.tools.search import SearchConfig
 
-LEAF_KINDS = ("entity", "event", "ocr", "speech")
+_BESIDE = ThreadPoolExecutor(2, thread_name_prefix="memtools-search")  # stage 1's full-text query
 CONTEXT_KINDS = ("super", "macro")
 
 
@@ -56,14 +56,11 @@ def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: Searc
                 searchable: Sequence[str]) -> dict[str, float]:
     """Video id -> score from the hierarchy (stage 1), best first."""
     profiles = index.video_profiles()
-    with ThreadPoolExecutor(1) as pool:  # the full-text query over the roots runs beside the vector query
-        by_words = pool.submit(index.search, SearchQuery(
-            "fulltext", max(4 * config.videos, 32), text=text, filter=filters.filter(kinds=["video"]), lite=True,
-        )) if config.text_weight > 0 and text else None
-        nodes = [h for h in index.search(SearchQuery("vector", config.candidates, vector,
-                                                     filter=filters.filter(kinds=[]), lite=True))
-                 if h.kind in searchable]
-        found = by_words.result() if by_words else []
+    pending = root_words(index, text, config, filters)  # runs beside the vector query
+    nodes = [h for h in index.search(SearchQuery("vector", config.candidates, vector,
+                                                 filter=filters.filter(kinds=[]), lite=True))
+             if h.kind in searchable]
+    found = pending.result() if pending else []
     sims = profiles.similarities(vector)
     keep = np.ones(len(sims), dtype=bool)  # a root spans its whole video: it passes a window that starts inside it
     if filters.as_of is not None:
@@ -94,87 +91,12 @@ def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: Searc
     return dict(sorted(scores.items(), key=lambda kv: -kv[1]))
 
 
-def rank_moments(hits: Sequence[Hit] | HitColumns, config: SearchConfig, kinds: Sequence[str],
-                 video_scores: dict[str, float] | None = None,
-                 complete: Callable[[Sequence[Hit]], list[Hit]] | None = None) -> list[Moment]:
-    """Stage 2+3 over every row of the opened videos: moment score, combined score, spans,
-    and (library-wide) at most ``per_video`` hits per video before the rest. The first
-    ``max(RANKED_DEPTH, walk.seeds)`` moments are exact; later ones may be left out.
-    ``hits`` may be the columns of a lite search; ``complete`` then reads the payload (text,
-    context) of the few hundred rows that become moments."""
-    rows = hits if isinstance(hits, HitColumns) else HitColumns.of(hits)
-    beta = config.macro_context
-    share = config.video_share if video_scores else 0.0
-    wanted = set(kinds)
-    picked = [i for i, k in enumerate(rows.kinds) if k in wanted]
-    if not picked:
-        return []
-    # Scored with numpy, in the same float64 operations as one row at a time (so the same scores).
-    macro_sim = {i: s for i, k, s in zip(rows.ids, rows.kinds, rows.scores, strict=True) if k == "macro"}
-    sim = np.array([rows.scores[i] for i in picked], dtype=np.float64)
-    context = np.array([macro_sim.get(rows.macro_ids[i], rows.scores[i]) if rows.kinds[i] in LEAF_KINDS
-                        else rows.scores[i] for i in picked], dtype=np.float64)
-    moment = (sim + beta * context) / (1 + beta)
-    video = (np.array([video_scores.get(rows.video_ids[i], 0.0) for i in picked], dtype=np.float64)
-             if video_scores else np.zeros(len(picked)))
-    combined = share * video + (1 - share) * moment
-    order = np.lexsort((np.array([rows.ids[i] for i in picked]), -combined))  # best first, ties by id
-    ranked = [picked[j] for j in order.tolist()]
-    scores, videos = combined[order].tolist(), video[order].tolist()
-    keep = _deciding(scores, [rows.kinds[i] for i in ranked], [rows.video_ids[i] for i in ranked], config, share,
-                     bool(video_scores))
-    shown = [hits.hit(ranked[j]) if isinstance(hits, HitColumns) else hits[ranked[j]] for j in keep]
-    moments = [Moment.from_hit(h, scores[j], video_score=videos[j])
-               for j, h in zip(keep, complete(shown) if complete else shown, strict=True)]
-    if config.merge_spans:
-        # the margin is in moment-score units; combined scores carry (1 - share) of them
-        moments = merge_adjacent(moments, config.merge_margin * (1 - share), config.merge_gap_sec)
-    if video_scores and config.per_video and moments:
-        # Candidates close to the best hit go first, at most per_video of each video; a video far
-        # behind does not push a better video's next moment down.
-        close = moments[0].score - config.diversity_margin
-        first: list[Moment] = []
-        rest: list[Moment] = []
-        seen: defaultdict[str, int] = defaultdict(int)
-        for m in moments:
-            (first if m.score >= close and seen[m.video_id] < config.per_video else rest).append(m)
-            seen[m.video_id] += 1
-        moments = first + sorted(rest, key=lambda m: (-m.score, m.id))
-    return moments
-
-
-RANKED_DEPTH = 50  # rank_moments orders at least this many moments exactly (TOP_K_MAX of search_nodes)
-
-
-def _deciding(scores: list[float], kinds: list[str], video_ids: list[str], config: SearchConfig, share: float,
-              spread: bool) -> list[int]:
-    """Which of the scored rows (best first) can decide the first ``max(RANKED_DEPTH, walk.seeds)``
-    moments: each video's merge pool (leaves within the merge margin of its best mergeable leaf),
-    each video's first ``per_video``, and enough of the best after them. Inside 8 opened videos
-    at 1,000 h that is a few hundred of ~7k rows; making moments of all of them was most of a
-    search's time."""
-    depth = max(RANKED_DEPTH, config.walk.seeds)
-    if len(scores) <= 4 * depth:
-        return list(range(len(scores)))
-    keep = set(range(depth))
-    pooled: dict[str, int] = defaultdict(int)
-    if config.merge_spans:
-        margin, anchor = config.merge_margin * (1 - share), dict[str, float]()
-        for i, (score, kind, vid) in enumerate(zip(scores, kinds, video_ids, strict=True)):
-            if kind in MERGEABLE:
-                best = anchor.setdefault(vid, score)
-                if score >= best - margin:
-                    keep.add(i)
-                    pooled[vid] += 1
-    if spread and config.per_video:
-        taken: dict[str, int] = defaultdict(int)
-        for i, vid in enumerate(video_ids):  # a video's firsts, counted after its merged members leave
-            if taken[vid] < config.per_video + pooled[vid]:
-                taken[vid] += 1
-                keep.add(i)
-    # merged members and per-video firsts move ahead of or out of the list: that many more of the best
-    keep.update(range(min(len(scores), depth + len(keep))))
-    return sorted(keep)
+def root_words(index: VectorIndex, text: str, config: SearchConfig, filters: Filters) -> Future[list[Hit]] | None:
+    """Start stage 1's full-text (BM25) query over the video roots on a worker thread (None: not used)."""
+    if not (config.text_weight > 0 and text):
+        return None
+    return _BESIDE.submit(index.search, SearchQuery("fulltext", max(4 * config.videos, 32), text=text,
+                                                    filter=filters.filter(kinds=["video"]), lite=True))
 
 
 @dataclass(frozen=True)
@@ -187,12 +109,14 @@ class LibraryResult:
 
 def search_library(index: VectorIndex, vector: np.ndarray, text: str, config: SearchConfig, filters: Filters,
                    searchable: Sequence[str], video_rows: Callable[[str], int],
-                   open_kinds: Sequence[str] | None = None, hit_payloads: bool = False) -> LibraryResult:
+                   open_kinds: Sequence[str] | None = None, hit_payloads: bool = False,
+                   top_k: int | None = None) -> LibraryResult:
     """Coarse-to-fine moments. ``video_rows(video_id)`` gives a video's lance row count, so stage 2
     asks for exactly enough rows; ``open_kinds`` widens stage 2 beyond the caller's kinds (the
     graph walk needs every node of the opened videos). Stage 2 reads only what ranking needs
-    and the text and context of the moments alone, unless ``hit_payloads`` asks for them on
-    every hit (the graph walk shows any of them)."""
+    and the text and context of the moments alone (the first ``top_k`` moments, and only those
+    are returned, when given), unless ``hit_payloads`` asks for them on every hit (the graph
+    walk shows any of them)."""
     if filters.video_id is not None:
         opened = [filters.video_id]
         video_scores: dict[str, float] = {}
@@ -210,5 +134,5 @@ def search_library(index: VectorIndex, vector: np.ndarray, text: str, config: Se
     else:
         hits = []
         moments = rank_moments(index.search_columns(query), config, filters.kinds, video_scores or None,
-                               complete=index.complete)
+                               complete=index.complete, shown=top_k)
     return LibraryResult(moments, hits, opened, video_scores)

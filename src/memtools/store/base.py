@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -109,35 +109,67 @@ class Hit:
     ref: int | None = field(default=None, compare=False, repr=False)  # the engine's row handle (lite hits)
 
 
+Column = Any  # one column of ``HitColumns``: a list, a numpy array or a pyarrow array
+
+
 @dataclass(frozen=True)
 class HitColumns:
     """The rows of a lite search column by column, best first: ranking thousands of rows needs their
-    scores, kinds and videos, not a ``Hit`` object per row. ``hit(i)`` is row ``i`` as a lite ``Hit``."""
+    scores, kinds and videos, not a ``Hit`` object per row. ``hit(i)`` is row ``i`` as a lite ``Hit``.
+    Columns may be lists or numpy arrays; ``order``, if given, holds integers that sort like ``ids``
+    (an engine that knows them spares the ranking a sort of strings)."""
 
-    ids: list[str]
-    video_ids: list[str]
-    kinds: list[str]
-    macro_ids: list[str]
-    t_start: list[float]
-    t_end: list[float]
-    scores: list[float]
-    refs: list[int | None]  # the engine's row handles, for ``VectorIndex.complete``
+    ids: Column
+    video_ids: Column
+    kinds: Column
+    macro_ids: Column
+    t_start: Column
+    t_end: Column
+    scores: Column
+    refs: Column  # the engine's row handles (int or None), for ``VectorIndex.complete``
+    order: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def hit(self, i: int) -> Hit:
-        return Hit(self.ids[i], self.video_ids[i], self.kinds[i], self.macro_ids[i], self.t_start[i], self.t_end[i],
-                   "", self.scores[i], ref=self.refs[i])
+        ref = self.refs[i]
+        return Hit(_py(self.ids[i]), _py(self.video_ids[i]), _py(self.kinds[i]), _py(self.macro_ids[i]),
+                   float(self.t_start[i]), float(self.t_end[i]), "", float(self.scores[i]),
+                   ref=None if ref is None else int(ref))
 
     def hits(self) -> list[Hit]:
-        return [self.hit(i) for i in range(len(self.ids))]
+        return self.take(range(len(self.ids)))
+
+    def take(self, rows: Iterable[int]) -> list[Hit]:
+        """Rows ``rows`` as lite ``Hit`` objects, read column by column."""
+        at = list(rows)
+        ids, videos, kinds, macros, starts, ends, scores, refs = (
+            _items(c, at) for c in (self.ids, self.video_ids, self.kinds, self.macro_ids, self.t_start, self.t_end,
+                                    self.scores, self.refs))
+        return [Hit(i, v, k, m, float(s), float(e), "", float(score), ref=None if r is None else int(r))
+                for i, v, k, m, s, e, score, r in zip(ids, videos, kinds, macros, starts, ends, scores, refs,
+                                                      strict=True)]
 
     @classmethod
     def of(cls, hits: Sequence[Hit]) -> HitColumns:
         return cls([h.id for h in hits], [h.video_id for h in hits], [h.kind for h in hits],
                    [h.macro_id for h in hits], [h.t_start for h in hits], [h.t_end for h in hits],
                    [h.score for h in hits], [h.ref for h in hits])
+
+
+def _items(column, rows: list[int]) -> list:
+    """Python values of ``column`` (a list, numpy array or pyarrow array) at ``rows``."""
+    if hasattr(column, "to_pylist"):
+        return column.take(rows).to_pylist() if rows else []
+    if isinstance(column, np.ndarray):
+        return column[rows].tolist() if rows else []
+    return [column[i] for i in rows]
+
+
+def _py(value) -> str:
+    """A string from a list, a numpy array or a pyarrow array (whose items are scalars)."""
+    return value.as_py() if hasattr(value, "as_py") else str(value)
 
 
 @dataclass(frozen=True)

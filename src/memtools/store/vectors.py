@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -26,6 +27,7 @@ import pyarrow as pa
 from memtools.errors import StoreError
 from memtools.store.base import Hit, HitColumns, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.location import is_remote, storage_options
+from memtools.store.resident import RANKING, ResidentRows, budget_bytes, row_bytes
 
 __all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
 
@@ -95,8 +97,11 @@ def table_at(db: Any, name: str, version: int) -> Any:
 class LanceIndex:
     """The lance tables of one memory folder."""
 
-    def __init__(self, path: Path | str, dim: int) -> None:
+    def __init__(self, path: Path | str, dim: int, resident_bytes: int | None = None) -> None:
+        """``resident_bytes``: how much memory the nodes table's rows may take when held for vector
+        search (``memtools.store.resident``; None: ``MEMTOOLS_RESIDENT_MB``, 0: never held)."""
         self.remote = is_remote(path)  # object storage (memtools.store.location): a URI, not a folder
+        self.resident_bytes = budget_bytes() if resident_bytes is None else resident_bytes
         self.path = path if self.remote else Path(path)
         self.dim = dim
         self._connection: Any = None  # a lancedb connection, made on first use
@@ -106,6 +111,8 @@ class LanceIndex:
         self._pinned: int | None = None  # read ``nodes`` as of this version (see pin)
         self._pinned_table = None
         self._profiles: tuple[int, VideoProfiles] | None = None  # (table version, profiles)
+        self._resident: tuple[int, ResidentRows | None] | None = None  # (table version, rows or None: too big)
+        self._resident_lock = threading.Lock()
 
     @property
     def _db(self):
@@ -250,6 +257,10 @@ class LanceIndex:
         self.count()
         from lancedb.rerankers import RRFReranker  # noqa: F401 - imported for its side effect: the module is loaded
 
+        table = self._reading_table()
+        if table is not None:
+            self._resident_rows(table)
+
     def count(self) -> int:
         table = self._reading_table()
         return 0 if table is None else table.count_rows()
@@ -258,6 +269,8 @@ class LanceIndex:
         """The best ``query.limit`` rows for a typed query (its filter becomes a lance prefilter)."""
         if query.lite:
             return self.search_columns(query).hits()
+        if self._resident_for(query) is not None:
+            return self.complete(self.search_columns(query).hits())
         col, scores = self._query(query, RANKING_COLUMNS + PAYLOAD_COLUMNS[1:])
         return [Hit(i, v, k, m or "", s, e, t, score, d or t, label or "", _context(c))
                 for i, v, k, m, s, e, t, score, d, label, c in zip(
@@ -266,9 +279,65 @@ class LanceIndex:
 
     def search_columns(self, query: SearchQuery) -> HitColumns:
         """The rows of ``query`` with only the columns ranking needs, and their lance row ids."""
+        resident = self._resident_for(query)
+        if resident is not None:
+            return self._resident_search(resident, query)
         col, scores = self._query(query, RANKING_COLUMNS, row_ids=True)
         return HitColumns(col["id"], col["video_id"], col["kind"], [m or "" for m in col["macro_id"]],
                           col["t_start"], col["t_end"], scores, col.get("_rowid") or [None] * len(scores))
+
+    # --- vector search over the resident rows (memtools.store.resident) -----------------------
+
+    def _resident_for(self, query: SearchQuery) -> ResidentRows | None:
+        """The resident rows a vector query is answered from, or None (lance answers it)."""
+        if query.mode != "vector" or query.vector is None or query.limit <= 0:
+            return None
+        table = self._reading_table()
+        return None if table is None else self._resident_rows(table)
+
+    def _resident_rows(self, table) -> ResidentRows | None:
+        """The rows of ``table``'s version, read once (None when they would not fit the budget)."""
+        version = table.version
+        cached = self._resident
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        with self._resident_lock:
+            cached = self._resident
+            if cached is not None and cached[0] == version:
+                return cached[1]
+            rows: ResidentRows | None = None
+            try:
+                if table.count_rows() * row_bytes(self.dim) <= self.resident_bytes:
+                    data = (table.search().select([*RANKING, "vector"]).with_row_id(True).limit(None).to_arrow())
+                    rows = ResidentRows.from_arrow(data, version, self.dim)
+            except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError
+                raise StoreError(f"reading the vector table into memory failed: {exc}") from exc
+            self._resident = (version, rows)
+            return rows
+
+    def _resident_search(self, resident: ResidentRows, query: SearchQuery) -> HitColumns:
+        f = query.filter
+        if f.video_ids is not None or not self._has_ann:
+            rows = resident.select(f)  # named videos (or a small table): every row, scored exactly
+        else:
+            rows = resident.positions(self._ann_row_ids(query, query.limit * ANN_REFINE))
+        assert query.vector is not None  # _resident_for answers vector queries only
+        found, scores = resident.best(rows, query.vector, query.limit)
+        return resident.columns(found, scores)
+
+    def _ann_row_ids(self, query: SearchQuery, limit: int) -> list[int]:
+        """Row ids of the ``limit`` best rows by the ANN index alone (no columns read)."""
+        table = self._reading_table()
+        where = filter_where(query.filter)
+        try:
+            search = (table.search(np.asarray(query.vector, dtype=np.float32).tolist(), vector_column_name="vector")
+                      .distance_type("cosine").with_row_id(True))
+            if where:
+                search = search.where(where, prefilter=True)
+            found = search.select(["_distance"]).limit(limit).to_arrow()
+        except Exception as exc:
+            raise StoreError(f"vector search failed: {exc}") from exc
+        return found.column("_rowid").to_pylist()
 
     def complete(self, hits: Sequence[Hit]) -> list[Hit]:
         """``hits`` (from a ``lite`` search) with their payload read: the rows are taken by the lance row

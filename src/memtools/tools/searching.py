@@ -89,7 +89,7 @@ class SearchTools(ToolsHost):
                 moments = [Moment.from_hit(h) for h in hits]
             else:
                 moments = search_library(self.memory.vectors, vector, query, config, filters, SEARCHABLE,
-                                         self._video_rows).moments
+                                         self._video_rows, top_k=top_k).moments
         return self._result(query, config, moments, top_k, filters, config.strategy)
 
     def search_graph(self, query: str, top_k: int = 10, node_types: Sequence[str] | None = None,
