@@ -4,11 +4,13 @@ opened videos at 1,000 h returns ~7k rows): the ranked head must equal ranking e
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
 from memtools.retrieval import ranking
 from memtools.retrieval.ranking import RANKED_DEPTH, rank_moments
+from memtools.store.base import HitColumns
 from memtools.store.vectors import Hit
 from memtools.tools.search import SearchConfig
 
@@ -66,3 +68,31 @@ def test_the_ranked_head_equals_ranking_every_hit(monkeypatch, name, library_wid
         assert len(fast) < len(full)  # pruned
         assert fast[:depth] == full[:depth]
         assert any(m.members for m in full[:depth]) or not config.merge_spans  # spans were merged
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+@pytest.mark.parametrize("shown", [1, 5, 10, 50])
+def test_a_lite_search_showing_k_moments_gives_the_first_k_of_ranking_every_hit(monkeypatch, name, shown):
+    """``shown`` (search_nodes' top_k): only the rows that can decide the first ``shown`` moments
+    become moments, and only those get their payload read."""
+    config = CONFIGS[name]
+    completed: list[int] = []
+
+    def complete(found):
+        completed.append(len(found))
+        return [replace(h, text=f"text of {h.id}") for h in found]
+
+    for seed in range(3):
+        rows = [replace(h, text="") for h in hits(seed)]
+        scores = {f"v{v}": random.Random(seed + v).uniform(0.3, 0.6) for v in range(8)}
+        kinds = ("entity", "event", "ocr", "speech")
+        lite = rank_moments(HitColumns.of(rows), config, kinds, scores, complete=complete, shown=shown)
+        with monkeypatch.context() as patched:
+            patched.setattr(ranking, "RANKED_DEPTH", 10**6)  # no pruning
+            full = rank_moments(rows, config, kinds, scores)
+        assert len(lite) == shown
+        for got, want in zip(lite, full[:shown], strict=True):
+            assert (got.id, got.members, got.score, got.t_start, got.t_end) == (want.id, want.members, want.score,
+                                                                                want.t_start, want.t_end)
+            assert got.text == " … ".join(f"text of {i}" for i in (got.members or (got.id,)))
+        assert completed[-1] == len({i for m in lite for i in (m.id, *m.members)})  # the shown rows' payload only

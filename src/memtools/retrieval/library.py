@@ -19,17 +19,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from memtools.retrieval.moments import Moment
 from memtools.retrieval.ranking import rank_moments
+from memtools.retrieval.root_words import root_words
 from memtools.store.base import Hit, SearchFilter, SearchQuery, VectorIndex
 from memtools.tools.search import SearchConfig
 
-_BESIDE = ThreadPoolExecutor(2, thread_name_prefix="memtools-search")  # stage 1's full-text query
 CONTEXT_KINDS = ("super", "macro")
 
 
@@ -56,11 +55,9 @@ def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: Searc
                 searchable: Sequence[str]) -> dict[str, float]:
     """Video id -> score from the hierarchy (stage 1), best first."""
     profiles = index.video_profiles()
-    pending = root_words(index, text, config, filters)  # runs beside the vector query
     nodes = [h for h in index.search(SearchQuery("vector", config.candidates, vector,
                                                  filter=filters.filter(kinds=[]), lite=True))
              if h.kind in searchable]
-    found = pending.result() if pending else []
     sims = profiles.similarities(vector)
     keep = np.ones(len(sims), dtype=bool)  # a root spans its whole video: it passes a window that starts inside it
     if filters.as_of is not None:
@@ -68,8 +65,11 @@ def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: Searc
     if filters.start is not None:
         keep &= profiles.durations >= filters.start
     root = {vid: float(s) for vid, s, k in zip(profiles.video_ids, sims, keep, strict=True) if k}
-    top = max((h.score for h in found), default=0.0) or 1.0
-    words = {h.video_id: h.score / top for h in found}
+    words: dict[str, float] = {}
+    if config.text_weight > 0 and text and len(profiles.texts) == len(profiles.video_ids):
+        found = root_words(profiles).best(text, keep, max(4 * config.videos, 32))
+        top = max(found.values(), default=0.0)
+        words = {profiles.video_ids[i]: score / top for i, score in found.items()}  # max-normalised
     if not nodes and not root:
         return {}
     floor = min(h.score for h in nodes) if nodes else min(root.values())
@@ -89,14 +89,6 @@ def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: Searc
         for vid in candidates
     }
     return dict(sorted(scores.items(), key=lambda kv: -kv[1]))
-
-
-def root_words(index: VectorIndex, text: str, config: SearchConfig, filters: Filters) -> Future[list[Hit]] | None:
-    """Start stage 1's full-text (BM25) query over the video roots on a worker thread (None: not used)."""
-    if not (config.text_weight > 0 and text):
-        return None
-    return _BESIDE.submit(index.search, SearchQuery("fulltext", max(4 * config.videos, 32), text=text,
-                                                    filter=filters.filter(kinds=["video"]), lite=True))
 
 
 @dataclass(frozen=True)

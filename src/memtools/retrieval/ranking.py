@@ -36,7 +36,7 @@ def rank_moments(hits: Sequence[Hit] | HitColumns, config: SearchConfig, kinds: 
     """Moments of ``hits`` (every row of the opened videos), best first. The first
     ``max(RANKED_DEPTH, walk.seeds)`` are exact; later ones may be left out. ``hits`` may be the
     columns of a lite search; ``complete`` then reads the payload (text, context) of the rows of
-    the first ``shown`` moments (all of them if None), and only those moments are returned."""
+    the first ``shown`` moments (all of them if None), and only those moments, exact, are returned."""
     rows = hits if isinstance(hits, HitColumns) else HitColumns.of(hits)
     beta = config.macro_context
     share = config.video_share if video_scores else 0.0
@@ -60,9 +60,11 @@ def rank_moments(hits: Sequence[Hit] | HitColumns, config: SearchConfig, kinds: 
     order = np.lexsort((by_id, -combined))  # best first, ties by id
     ranked = picked[order]
     scores, videos = combined[order], video[order]
+    # only the shown moments (a lite search with ``shown``) must be exact, else the first RANKED_DEPTH
+    depth = shown if complete is not None and shown is not None else max(RANKED_DEPTH, config.walk.seeds)
     keep = _deciding(scores, _member(kind.take(ranked), tuple(MERGEABLE)),
                      pc.dictionary_encode(video_ids.take(ranked)).indices.to_numpy(zero_copy_only=False),
-                     config, share, bool(video_scores))
+                     config, share, bool(video_scores), depth)
     at = ranked[keep].tolist()
     found = hits.take(at) if isinstance(hits, HitColumns) else [hits[i] for i in at]
     moments = [Moment.from_hit(h, float(scores[j]), video_score=float(videos[j]))
@@ -87,12 +89,11 @@ def rank_moments(hits: Sequence[Hit] | HitColumns, config: SearchConfig, kinds: 
 
 
 def _deciding(scores: np.ndarray, mergeable: np.ndarray, video: np.ndarray, config: SearchConfig, share: float,
-              spread: bool) -> np.ndarray:
-    """Which of the scored rows (best first) can decide the first ``max(RANKED_DEPTH, walk.seeds)``
-    moments: each video's merge pool (mergeable leaves within the merge margin of its best
-    one), each video's first ``per_video`` (counted after its merged members), and enough of
-    the best after them. ``video`` holds a small integer per video."""
-    depth = max(RANKED_DEPTH, config.walk.seeds)
+              spread: bool, depth: int) -> np.ndarray:
+    """Which of the scored rows (best first) can decide the first ``depth`` moments: each video's
+    merge pool (mergeable leaves within the merge margin of its best one), each video's first
+    ``per_video`` (counted after its merged members), and enough of the best after them.
+    ``video`` holds a small integer per video."""
     n = len(scores)
     if n <= 4 * depth:
         return np.arange(n)

@@ -180,6 +180,7 @@ class VideoProfiles:
     video_ids: list[str]
     durations: np.ndarray
     vectors: np.ndarray  # one unit row per video
+    texts: Sequence[str] = ()  # each root's profile text (what its full-text match reads)
 
     def similarities(self, vector: np.ndarray) -> np.ndarray:
         return self.vectors @ np.asarray(vector, dtype=np.float32) if len(self.video_ids) else np.zeros(0)

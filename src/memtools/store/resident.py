@@ -1,21 +1,23 @@
-"""The nodes table's ranking columns and vectors, held in memory at one table version.
+"""The nodes table's rows, held in memory at one table version: what vector search reads.
 
 A library-wide search asks lance two similarity queries: the best ``candidates`` rows of the
-whole library (stage 1) and every row of the ~8 opened videos (stage 2). At 1,000 h lance
-spent ~35 ms of a 50 ms search on them, mostly reading columns and vectors, not comparing.
-Held in memory (as every in-process vector store holds its vectors: 1.5 KB a row for
-MiniLM, ~670 MB at 1,000 h), the same answers take a few milliseconds:
+whole library (stage 1) and every row of the ~8 opened videos (stage 2), then reads the text of
+the shown moments. At 1,000 h lance spent ~35 ms of a 50 ms search on them, mostly reading
+columns and vectors, not comparing. Held in memory (as in-process vector stores hold their
+vectors: ~2.3 KB a row with MiniLM's 1.5 KB vector, ~1 GB at 1,000 h), the same answers take
+a few milliseconds:
 
 * **stage 2** (a filter naming videos, or a table without an ANN index): the rows passing the
-  filter are found with numpy masks over the video's contiguous slice, and scored exactly
-  (cosine, float32, the same as lance's flat search);
+  filter are found with numpy masks over each video's contiguous slice, and scored exactly
+  (cosine, float32, as lance's flat search);
 * **stage 1 on an ANN-indexed table**: lance's IVF-PQ index proposes ``limit x ANN_REFINE``
   row ids (the index alone, no columns read), and they are re-scored exactly here: what
-  lance's ``refine_factor`` does, without reading 500 vectors and six columns per query.
+  lance's ``refine_factor`` does, without reading 500 vectors and six columns per query;
+* **payloads** (text, display, macro label, context) of the shown rows are taken from memory.
 
-The rows are read once per table version (``LanceIndex`` reloads after a write); a table
-whose rows would exceed the budget (``MEMTOOLS_RESIDENT_MB``, default 2048; 0 turns this off)
-is searched by lance as before.
+The rows are read once per table version (``LanceIndex`` reads them again after a write: ~1 s
+at 1,000 h). A table whose rows would exceed the budget (``MEMTOOLS_RESIDENT_MB``, default
+2048; 0 turns this off) is searched by lance as before.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from memtools.errors import ConfigError
 from memtools.store.base import HitColumns, SearchFilter
 
 RANKING = ("id", "video_id", "kind", "macro_id", "t_start", "t_end")
+PAYLOAD = ("text", "display", "macro_label", "context")
 DEFAULT_BUDGET_MB = 2048
 
 
@@ -51,8 +54,9 @@ def budget_bytes() -> int:
 
 
 def row_bytes(dim: int) -> int:
-    """What one resident row takes: its vector and its ranking columns (ids as Python strings)."""
-    return 4 * dim + 200
+    """What one resident row takes: its vector, its ranking columns and its payload (a typical
+    payload is a sentence or two of text, and a few lines of context)."""
+    return 4 * dim + 800
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class ResidentRows:
     by_row_id: np.ndarray  # argsort of row_ids
     sorted_row_ids: np.ndarray  # row_ids[by_row_id]
     id_rank: np.ndarray    # each row's place in id order (ties between hits are broken by id)
+    payload: pa.Table      # text, display, macro_label, context
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -107,6 +112,7 @@ class ResidentRows:
             kind_codes=kinds.indices.to_numpy(zero_copy_only=False).astype(np.int16),
             kind_names=tuple(kinds.dictionary.to_pylist()), vectors=vectors, videos=slices,
             by_row_id=by_row_id, sorted_row_ids=row_ids[by_row_id], id_rank=id_rank,
+            payload=pa.table({name: data.column(name).combine_chunks() for name in PAYLOAD}),
         )
 
     # --- which rows ---------------------------------------------------------------------
@@ -142,6 +148,15 @@ class ResidentRows:
         at = np.minimum(np.searchsorted(sorted_ids, wanted), len(sorted_ids) - 1)
         found = sorted_ids[at] == wanted
         return self.by_row_id[at[found]]
+
+    def payloads(self, refs: Sequence[int]) -> dict[str, tuple]:
+        """id -> (text, display, macro_label, context) of the rows with these lance row ids."""
+        at = pa.array(self.positions(refs), pa.int64())
+        if not len(at):
+            return {}
+        taken = self.payload.take(at)
+        columns = [self.ids.take(at).to_pylist()] + [taken.column(name).to_pylist() for name in PAYLOAD]
+        return {i: (t, d, label, c) for i, t, d, label, c in zip(*columns, strict=True)}
 
     # --- scores -------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ import pyarrow as pa
 from memtools.errors import StoreError
 from memtools.store.base import Hit, HitColumns, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.location import is_remote, storage_options
-from memtools.store.resident import RANKING, ResidentRows, budget_bytes, row_bytes
+from memtools.store.resident import PAYLOAD, RANKING, ResidentRows, budget_bytes, row_bytes
 
 __all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
 
@@ -107,7 +107,7 @@ class LanceIndex:
         self._connection: Any = None  # a lancedb connection, made on first use
         self._nodes = None
         self._ann: bool | None = None  # whether the nodes table has a vector index (cached)
-        self._version: int | None = None
+        self._versions: dict[int, tuple[Any, int]] = {}  # id(handle) -> (handle, version): lance takes ~0.2 ms
         self._pinned: int | None = None  # read ``nodes`` as of this version (see pin)
         self._pinned_table = None
         self._profiles: tuple[int, VideoProfiles] | None = None  # (table version, profiles)
@@ -148,6 +148,7 @@ class LanceIndex:
     def refresh(self) -> None:
         """See writes made by other processes since this handle was opened."""
         self._ann = None
+        self._versions = {}
         if self._nodes is not None:
             try:
                 self._nodes.checkout_latest()
@@ -163,6 +164,7 @@ class LanceIndex:
 
     def replace_videos(self, video_ids: Sequence[str], rows: list[dict[str, Any]]) -> None:
         table = self.nodes(create=True)
+        self._versions = {}
         try:
             if video_ids and table.count_rows() > 0:
                 table.delete("video_id IN (" + ", ".join(_quote(v) for v in video_ids) + ")")
@@ -176,6 +178,7 @@ class LanceIndex:
 
     def restore(self, version: int | None) -> None:
         """Undo writes since ``version`` (None: the table did not exist, so drop it)."""
+        self._versions = {}
         try:
             if version is None:
                 if "nodes" in self._db.list_tables().tables:
@@ -194,6 +197,7 @@ class LanceIndex:
 
         table = self.nodes()
         self._ann = None
+        self._versions = {}
         if table is None or table.count_rows() == 0:
             return
         build_indexes(table, [("text", FTS(with_position=False, stem=True, remove_stop_words=True)),
@@ -224,9 +228,18 @@ class LanceIndex:
         if version != self._pinned:
             self._pinned, self._pinned_table = version, None
 
+    def _version_of(self, table) -> int:
+        """``table.version``, remembered until this handle writes or refreshes (only those move it)."""
+        known = self._versions.get(id(table))
+        if known is not None and known[0] is table:
+            return known[1]
+        version = table.version
+        self._versions[id(table)] = (table, version)
+        return version
+
     def _reading_table(self):
         table = self.nodes()
-        if table is None or self._pinned is None or table.version == self._pinned:
+        if table is None or self._pinned is None or self._version_of(table) == self._pinned:
             return table
         if self._pinned_table is None:
             self._pinned_table = table_at(self._db, "nodes", self._pinned)
@@ -237,17 +250,18 @@ class LanceIndex:
         table = self._reading_table()
         if table is None:
             return VideoProfiles([], np.zeros(0), np.zeros((0, self.dim), np.float32))
-        version = table.version
+        version = self._version_of(table)
         if self._profiles is None or self._profiles[0] != version:
             try:
-                rows = (table.search().where("kind = 'video'").select(["video_id", "t_end", "vector"])
+                rows = (table.search().where("kind = 'video'").select(["video_id", "t_end", "text", "vector"])
                         .limit(None).to_arrow())
             except Exception as exc:
                 raise StoreError(f"reading the video profiles failed: {exc}") from exc
             vectors = np.asarray(rows.column("vector").to_pylist(), dtype=np.float32).reshape(-1, self.dim)
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             profiles = VideoProfiles(rows.column("video_id").to_pylist(), np.asarray(rows.column("t_end").to_pylist()),
-                                     vectors / np.where(norms == 0, 1.0, norms))
+                                     vectors / np.where(norms == 0, 1.0, norms),
+                                     [t or "" for t in rows.column("text").to_pylist()])
             self._profiles = (version, profiles)
         return self._profiles[1]
 
@@ -297,7 +311,7 @@ class LanceIndex:
 
     def _resident_rows(self, table) -> ResidentRows | None:
         """The rows of ``table``'s version, read once (None when they would not fit the budget)."""
-        version = table.version
+        version = self._version_of(table)
         cached = self._resident
         if cached is not None and cached[0] == version:
             return cached[1]
@@ -308,7 +322,8 @@ class LanceIndex:
             rows: ResidentRows | None = None
             try:
                 if table.count_rows() * row_bytes(self.dim) <= self.resident_bytes:
-                    data = (table.search().select([*RANKING, "vector"]).with_row_id(True).limit(None).to_arrow())
+                    data = (table.search().select([*RANKING, *PAYLOAD, "vector"]).with_row_id(True).limit(None)
+                            .to_arrow())
                     rows = ResidentRows.from_arrow(data, version, self.dim)
             except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError
                 raise StoreError(f"reading the vector table into memory failed: {exc}") from exc
@@ -330,7 +345,7 @@ class LanceIndex:
         table = self._reading_table()
         where = filter_where(query.filter)
         try:
-            search = (table.search(np.asarray(query.vector, dtype=np.float32).tolist(), vector_column_name="vector")
+            search = (table.search(np.asarray(query.vector, dtype=np.float32), vector_column_name="vector")
                       .distance_type("cosine").with_row_id(True))
             if where:
                 search = search.where(where, prefilter=True)
@@ -345,8 +360,13 @@ class LanceIndex:
         table = self._reading_table()
         if table is None or not hits:
             return list(hits)
+        refs = [h.ref for h in hits if h.ref is not None]
+        held = self._resident
         try:
-            rows = self._payloads(table, [h.ref for h in hits if h.ref is not None], None)
+            if held is not None and held[1] is not None and held[0] == self._version_of(table):
+                rows = held[1].payloads(refs)  # the rows held for search, at this version
+            else:
+                rows = self._payloads(table, refs, None)
             missing = [h for h in hits if h.id not in rows]
             if missing:  # no row id, or the table moved on since the search: look the rows up by id
                 videos = tuple(dict.fromkeys(h.video_id for h in missing))
