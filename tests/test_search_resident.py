@@ -6,6 +6,7 @@ budget is searched by lance."""
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 
@@ -50,7 +51,23 @@ def make(path, monkeypatch, ann: bool):
 
 def pair(path):
     """The same tables twice: held in memory, and searched by lance alone."""
-    return LanceIndex(path / "vectors", DIM), LanceIndex(path / "vectors", DIM, resident_bytes=0)
+    held, plain = LanceIndex(path / "vectors", DIM), LanceIndex(path / "vectors", DIM, resident_bytes=0)
+    assert held.hold_rows() is not None and plain.hold_rows() is None
+    return held, plain
+
+
+def same_rows(got, want, limit: int, what) -> int:
+    """The same rows with the same scores, best first; rows tied at the cut may differ (either is
+    right: numpy and lance round the last bits of a cosine differently). Returns the rows compared."""
+    got_scores, want_scores = {h.id: h.score for h in got.hits()}, {h.id: h.score for h in want.hits()}
+    assert len(got_scores) == len(want_scores), what
+    cut = min(want_scores.values(), default=0.0) + 1e-5 if len(want_scores) == limit else -2.0
+    for node in set(got_scores) ^ set(want_scores):
+        assert {**got_scores, **want_scores}[node] <= cut, (what, node)
+    for node in set(got_scores) & set(want_scores):
+        assert got_scores[node] == pytest.approx(want_scores[node], abs=1e-5), (what, node)
+    assert [h.score for h in got.hits()] == sorted(got_scores.values(), reverse=True)
+    return len(want_scores)
 
 
 FILTERS = {
@@ -78,17 +95,7 @@ def test_resident_rows_answer_as_lance_does(tmp_path, monkeypatch, ann):
                 query = SearchQuery("vector", limit, vector, filter=where, lite=True)
                 got, want = held.search_columns(query), plain.search_columns(query)
                 assert held._resident[1] is not None and plain._resident[1] is None
-                got_scores = {h.id: h.score for h in got.hits()}
-                want_scores = {h.id: h.score for h in want.hits()}
-                assert len(got_scores) == len(want_scores), (name, limit)
-                # rows tied at the cut may differ (either is right); every other row is the same
-                cut = min(want_scores.values(), default=0.0) + 1e-5 if len(want_scores) == limit else -2.0
-                for node in set(got_scores) ^ set(want_scores):
-                    assert {**got_scores, **want_scores}[node] <= cut, (name, limit, node)
-                for node in set(got_scores) & set(want_scores):
-                    assert got_scores[node] == pytest.approx(want_scores[node], abs=1e-5)
-                assert list(got.scores) == sorted(got.scores, reverse=True)
-                compared += len(want_scores)
+                compared += same_rows(got, want, limit, (name, limit))
     assert compared > 5000
     # full hits (payloads read by row id) are lance's, field for field
     query = SearchQuery("vector", 20, embed("a man chops an onion"), filter=FILTERS["three videos"])
@@ -106,6 +113,8 @@ def test_the_search_tool_gives_the_same_hits_either_way(tmp_path, monkeypatch):
     def run(env: str) -> list:
         monkeypatch.setenv("MEMTOOLS_RESIDENT_MB", env)
         with Memory.open(path, TestEmbedder(DIM)) as memory:
+            memory.vectors.warm_up()  # as a server does: the rows are read before the first search
+            assert (memory.vectors._resident[1] is None) == (env == "0")
             tools = MemoryTools(memory)
             found = [tools.search_nodes(q, top_k=8, video_id="s1v04" if i % 5 == 0 else None)
                      for i, q in enumerate(queries)]
@@ -120,22 +129,41 @@ def test_a_write_is_seen_by_the_next_search(tmp_path, monkeypatch):
     path = make(tmp_path / "m", monkeypatch, ann=False)
     with Memory.open(path, TestEmbedder(DIM)) as memory:
         query = SearchQuery("vector", 50, memory.embedder.embed_query("guitar"), filter=SearchFilter(), lite=True)
+        first = memory.vectors.hold_rows()
         before = memory.vectors.search_columns(query)
-        first = memory.vectors._resident
         late = CaptionedVideo("late", [Caption(0, 10, "guitar guitar guitar guitar")], duration=10, title="late")
         memory.write_videos([graph_from_captions(late)])
-        after = memory.vectors.search_columns(query)
+        after = memory.vectors.search_columns(query)  # lance answers while the new version is read
         assert "late" not in {h.video_id for h in before.hits()} and after.hits()[0].video_id == "late"
-        assert memory.vectors._resident[0] != first[0]  # read again at the new version
+        held = memory.vectors.hold_rows()
+        assert held is not None and first is not None and held.version > first.version
+        assert memory.vectors.search_columns(query).hits()[0].video_id == "late"
         memory.delete_video("late")
         assert "late" not in {h.video_id for h in memory.vectors.search_columns(query).hits()}
+
+
+def test_rows_are_held_from_a_process_s_second_search_on(tmp_path, monkeypatch):
+    """A one-shot command (one search) never reads the table into memory; a longer-lived process
+    reads it on a background thread after its second search, and lance answers until then."""
+    path = make(tmp_path / "m", monkeypatch, ann=False)
+    index = LanceIndex(path / "vectors", DIM)
+    query = SearchQuery("vector", 20, TestEmbedder(DIM).embed_query("dog"), lite=True)
+    answers = [index.search_columns(query)]
+    assert index._resident is None and index._holding is None
+    answers.append(index.search_columns(query))
+    for thread in [t for t in threading.enumerate() if t.name == "memtools-hold-rows"]:
+        thread.join(timeout=30)
+    assert index._resident is not None and index._resident[1] is not None
+    answers.append(index.search_columns(query))
+    assert [h.id for h in answers[0].hits()] == [h.id for h in answers[1].hits()]  # lance both times
+    same_rows(answers[2], answers[0], 20, "held")
 
 
 def test_a_table_over_the_budget_is_searched_by_lance(tmp_path, monkeypatch):
     path = make(tmp_path / "m", monkeypatch, ann=False)
     small = LanceIndex(path / "vectors", DIM, resident_bytes=10_000)  # a few rows' worth
     query = SearchQuery("vector", 10, TestEmbedder(DIM).embed_query("dog"), lite=True)
-    assert len(small.search_columns(query)) == 10 and small._resident[1] is None
+    assert small.hold_rows() is None and len(small.search_columns(query)) == 10
 
 
 def test_the_budget_comes_from_the_environment(monkeypatch):
@@ -155,5 +183,6 @@ def test_an_emptied_table_is_held_too(tmp_path, monkeypatch):
         for vid in list(memory.manifest.videos):
             memory.delete_video(vid)
         query = SearchQuery("vector", 10, memory.embedder.embed_query("dog"), lite=True)
-        assert len(memory.vectors.search_columns(query)) == 0 and len(memory.vectors._resident[1]) == 0
+        held = memory.vectors.hold_rows()
+        assert held is not None and len(held) == 0 and len(memory.vectors.search_columns(query)) == 0
         assert MemoryTools(memory).search_nodes("dog").hits == []

@@ -18,7 +18,8 @@ import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
-from memtools.store.vectors import LanceIndex, _quote, table_at
+from memtools.store.lance_filter import quote, table_at
+from memtools.store.vectors import LanceIndex
 
 TABLE = "entities"
 _COLUMNS = ["id", "video_id", "name", "entity_type", "aliases", "description", "mentions", "t_first", "t_last",
@@ -117,7 +118,7 @@ class EntityIndex:
             return
         try:
             if video_ids and table.count_rows() > 0:
-                table.delete("video_id IN (" + ", ".join(_quote(v) for v in video_ids) + ")")
+                table.delete("video_id IN (" + ", ".join(quote(v) for v in video_ids) + ")")
             if rows:
                 table.add(pa.Table.from_pylist(rows, schema=self.schema()))
         except Exception as exc:
@@ -164,11 +165,11 @@ class EntityIndex:
             raise StoreError(f"entity lookup failed: {exc}") from exc
 
     def get(self, entity_id: str) -> EntityRow | None:
-        rows = self._rows(f"id = {_quote(entity_id)}", 1)
+        rows = self._rows(f"id = {quote(entity_id)}", 1)
         return EntityRow.from_row(rows[0]) if rows else None
 
     def of_video(self, video_id: str, limit: int = 10_000) -> list[EntityRow]:
-        return [EntityRow.from_row(r) for r in self._rows(f"video_id = {_quote(video_id)}", limit)]
+        return [EntityRow.from_row(r) for r in self._rows(f"video_id = {quote(video_id)}", limit)]
 
     def by_name(self, name: str, video_id: str | None = None, limit: int = 50) -> list[EntityRow]:
         """Entities whose name or an alias has a word starting with ``name`` (case-insensitive):
@@ -177,7 +178,7 @@ class EntityIndex:
         needle = text.replace("'", "''").replace("%", "").replace("_", "")
         where = f"(lower(name) LIKE '%{needle}%' OR lower(aliases) LIKE '%{needle}%')"
         if video_id is not None:
-            where += f" AND video_id = {_quote(video_id)}"
+            where += f" AND video_id = {quote(video_id)}"
         word = re.compile(r"(?<![a-z0-9])" + re.escape(text))
         rows = [EntityRow.from_row(r) for r in self._rows(where, 20 * limit)]
         return [r for r in rows if any(word.search(n.lower()) for n in (r.name, *r.aliases))][:limit]
@@ -189,7 +190,7 @@ class EntityIndex:
         try:
             query = table.search(vector.tolist(), vector_column_name="vector").distance_type("cosine")
             if video_id is not None:
-                query = query.where(f"video_id = {_quote(video_id)}", prefilter=True)
+                query = query.where(f"video_id = {quote(video_id)}", prefilter=True)
             rows = query.select([*_COLUMNS, "_distance"]).limit(limit).to_list()
         except Exception as exc:
             raise StoreError(f"entity search failed: {exc}") from exc

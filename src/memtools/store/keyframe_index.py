@@ -20,7 +20,8 @@ import pyarrow as pa
 from memtools.errors import StoreError
 from memtools.store.base import SearchFilter
 from memtools.store.entity_index import EntityIndex
-from memtools.store.vectors import ANN_REFINE, LanceIndex, _quote, build_indexes
+from memtools.store.lance_filter import quote
+from memtools.store.vectors import ANN_REFINE, LanceIndex, build_indexes
 
 TABLE = "keyframes"
 _COLUMNS = ["id", "video_id", "t", "path", "macro_id"]
@@ -42,7 +43,7 @@ class FrameRow:
 
 
 def frame_where(video_id: str | None = None, start: float | None = None, end: float | None = None) -> str | None:
-    parts = [f"video_id = {_quote(video_id)}"] if video_id is not None else []
+    parts = [f"video_id = {quote(video_id)}"] if video_id is not None else []
     if start is not None:
         parts.append(f"t >= {float(start)!r}")
     if end is not None:
@@ -92,7 +93,7 @@ class KeyframeIndex(EntityIndex):
         if table is None:
             return None
         try:
-            rows = table.search().where(f"id = {_quote(frame_id)}").select([*_COLUMNS, "vector"]).limit(1).to_list()
+            rows = table.search().where(f"id = {quote(frame_id)}").select([*_COLUMNS, "vector"]).limit(1).to_list()
         except Exception as exc:
             raise StoreError(f"keyframe lookup failed: {exc}") from exc
         if not rows:
@@ -104,7 +105,7 @@ class KeyframeIndex(EntityIndex):
         if table is None:
             return set()
         try:
-            rows = table.search().where(f"video_id = {_quote(video_id)}").select(["id"]).limit(None).to_arrow()
+            rows = table.search().where(f"video_id = {quote(video_id)}").select(["id"]).limit(None).to_arrow()
         except Exception as exc:
             raise StoreError(f"keyframe lookup failed: {exc}") from exc
         return set(rows.column("id").to_pylist())
@@ -134,7 +135,7 @@ class KeyframeIndex(EntityIndex):
 def _frame_filter(f: SearchFilter) -> str | None:
     if f.kinds or f.as_of is not None:
         raise StoreError("a keyframe search filters by video ids and a time window only")
-    ids = " OR ".join(f"video_id = {_quote(v)}" for v in f.video_ids) if f.video_ids is not None else None
+    ids = " OR ".join(f"video_id = {quote(v)}" for v in f.video_ids) if f.video_ids is not None else None
     parts = [f"({ids or 'false'})"] if f.video_ids is not None else []
     rest = frame_where(None, f.start, f.end)
     return " AND ".join([*parts, *([rest] if rest else [])]) or None

@@ -25,12 +25,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from memtools.errors import ConfigError
+from memtools.errors import ConfigError, StoreError
 from memtools.store.base import HitColumns, SearchFilter
 
 RANKING = ("id", "video_id", "kind", "macro_id", "t_start", "t_end")
@@ -56,7 +57,7 @@ def budget_bytes() -> int:
 def row_bytes(dim: int) -> int:
     """What one resident row takes: its vector, its ranking columns and its payload (a typical
     payload is a sentence or two of text, and a few lines of context)."""
-    return 4 * dim + 800
+    return 4 * dim + 1200
 
 
 @dataclass(frozen=True)
@@ -84,21 +85,44 @@ class ResidentRows:
         return len(self.ids)
 
     @classmethod
-    def from_arrow(cls, data: pa.Table, version: int, dim: int) -> ResidentRows:
-        """``data``: every row of the table with the ranking columns, ``vector`` and ``_rowid``."""
+    def read(cls, table: Any, version: int, dim: int) -> ResidentRows:
+        """Every row of ``table`` (a lance table handle checked out at ``version``): the columns in
+        one scan, then the vectors batch by batch into one matrix (a batch's buffers are shared by
+        its columns, so keeping any column of it would keep its vectors twice)."""
+        data = table.search().select([*RANKING, *PAYLOAD]).with_row_id(True).limit(None).to_arrow()
+        row_ids = data.column("_rowid").to_numpy()
+        vectors = np.empty((data.num_rows, dim), dtype=np.float32)
+        at = 0
+        for batch in table.search().select(["vector"]).with_row_id(True).limit(None).to_batches():
+            size = batch.num_rows
+            if at + size > len(vectors) or not np.array_equal(batch.column("_rowid").to_numpy(), row_ids[at:at + size]):
+                raise StoreError(f"the vector table's version {version} was read in two different orders")
+            vectors[at:at + size] = batch.column("vector").flatten().to_numpy().reshape(size, dim)
+            at += size
+            del batch
+        if at != len(vectors):
+            raise StoreError(f"the vector table's version {version} gave {at} vectors for {len(vectors)} rows")
+        return cls.from_arrow(data, vectors, version)
+
+    @classmethod
+    def from_arrow(cls, data: pa.Table, vectors: np.ndarray, version: int) -> ResidentRows:
+        """``data``: every row of the table with the ranking and payload columns and ``_rowid``;
+        ``vectors``: their vectors, row for row (normalised in place)."""
         videos = pc.dictionary_encode(data.column("video_id").combine_chunks())
         codes = videos.indices.to_numpy(zero_copy_only=False)
         if len(codes) and np.any(np.diff(codes) < 0):  # a video's rows are not contiguous: group them
-            data = data.take(pa.array(np.argsort(codes, kind="stable")))
+            order = np.argsort(codes, kind="stable")
+            data, vectors = data.take(pa.array(order)), vectors[order]
             videos = pc.dictionary_encode(data.column("video_id").combine_chunks())
             codes = videos.indices.to_numpy(zero_copy_only=False)
         starts = np.flatnonzero(np.r_[True, np.diff(codes) != 0]) if len(codes) else np.zeros(0, int)
         ends = np.r_[starts[1:], len(codes)].astype(int)[:len(starts)]
         names = videos.dictionary.to_pylist()
         slices = {names[codes[s]]: (int(s), int(e)) for s, e in zip(starts, ends, strict=True)}
-        vectors = _matrix(data.column("vector"), dim)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        np.divide(vectors, norms, out=vectors, where=norms > 0)
+        for start in range(0, len(vectors), 65536):  # unit rows, in place (no temporary the size of the matrix)
+            block = vectors[start:start + 65536]
+            norms = np.sqrt(np.einsum("ij,ij->i", block, block))[:, None]
+            np.divide(block, norms, out=block, where=norms > 0)
         kinds = pc.dictionary_encode(data.column("kind").combine_chunks())
         row_ids = data.column("_rowid").to_numpy().astype(np.uint64)
         by_row_id = np.argsort(row_ids, kind="stable")
@@ -192,10 +216,3 @@ class ResidentRows:
 def _strings(data: pa.Table, name: str, fill: str | None = None) -> pa.Array:
     column = data.column(name).combine_chunks()
     return column if fill is None else pc.fill_null(column, fill)
-
-
-def _matrix(column: pa.ChunkedArray, dim: int) -> np.ndarray:
-    """A FixedSizeList<float32> column as one writable (rows, dim) float32 matrix."""
-    parts = [chunk.flatten().to_numpy(zero_copy_only=False) for chunk in column.chunks]
-    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)  # a new, writable array
-    return flat.astype(np.float32, copy=False).reshape(-1, dim)

@@ -26,8 +26,10 @@ import pyarrow as pa
 
 from memtools.errors import StoreError
 from memtools.store.base import Hit, HitColumns, SearchFilter, SearchMode, SearchQuery, VideoProfiles
+from memtools.store.lance_filter import filter_where, quote, table_at, where_clause
 from memtools.store.location import is_remote, storage_options
-from memtools.store.resident import PAYLOAD, RANKING, ResidentRows, budget_bytes, row_bytes
+from memtools.store.resident import ResidentRows, budget_bytes
+from memtools.store.resident_search import ANN_REFINE, ResidentSearch
 
 __all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
 
@@ -35,7 +37,6 @@ log = logging.getLogger(__name__)
 
 ANN_MIN_ROWS = 50_000   # below this, exact search is fast enough (benchmarks/tool_latency.py)
 ANN_MAX_SEGMENTS = 4     # optimize() appends index segments; past this many the index is rebuilt
-ANN_REFINE = 5           # re-rank 5x candidates with exact distances: exact scores, ~98% of exact top-k
 KEEP_VERSIONS_FOR = timedelta(minutes=1)  # readers re-check the manifest before every search
 
 
@@ -52,49 +53,7 @@ KEYFRAMES_SCHEMA = pa.schema([("id", pa.string()), ("video_id", pa.string()), ("
                               ("path", pa.string())])
 
 
-def _quote(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
-def where_clause(video_id: str | None = None, kinds: Sequence[str] | None = None,
-                 start: float | None = None, end: float | None = None, *,
-                 video_ids: Sequence[str] | None = None, as_of: float | None = None) -> str | None:
-    """A lance filter expression; every value is quoted or a float, never raw text.
-
-    ``video_ids`` keeps rows of any of these videos; ``as_of`` keeps only what had ended by
-    that second (MAGIC-Video's G<=t: a node still going on at t had not happened yet)."""
-    parts = []
-    if video_id is not None:
-        parts.append(f"video_id = {_quote(video_id)}")
-    if video_ids is not None:
-        parts.append("video_id IN (" + (", ".join(_quote(v) for v in video_ids) or "''") + ")")
-    if kinds:
-        parts.append("kind IN (" + ", ".join(_quote(k) for k in kinds) + ")")
-    if start is not None:
-        parts.append(f"t_end >= {float(start)!r}")
-    if end is not None:
-        parts.append(f"t_start <= {float(end)!r}")
-    if as_of is not None:
-        parts.append(f"t_end <= {float(as_of)!r}")
-    return " AND ".join(parts) or None
-
-
-def filter_where(f: SearchFilter) -> str | None:
-    """The lance filter expression of a typed ``SearchFilter``."""
-    return where_clause(None, f.kinds, f.start, f.end, video_ids=f.video_ids, as_of=f.as_of)
-
-
-def table_at(db: Any, name: str, version: int) -> Any:
-    """A second handle on lance table ``name``, checked out at ``version`` (a reader pinned to a commit)."""
-    try:
-        table = db.open_table(name)
-        table.checkout(version)
-    except Exception as exc:
-        raise StoreError(f"vector store table {name!r} at version {version} cannot be read: {exc}") from exc
-    return table
-
-
-class LanceIndex:
+class LanceIndex(ResidentSearch):
     """The lance tables of one memory folder."""
 
     def __init__(self, path: Path | str, dim: int, resident_bytes: int | None = None) -> None:
@@ -113,6 +72,8 @@ class LanceIndex:
         self._profiles: tuple[int, VideoProfiles] | None = None  # (table version, profiles)
         self._resident: tuple[int, ResidentRows | None] | None = None  # (table version, rows or None: too big)
         self._resident_lock = threading.Lock()
+        self._holding: int | None = None
+        self._vector_searches = 0
 
     @property
     def _db(self):
@@ -167,7 +128,7 @@ class LanceIndex:
         self._versions = {}
         try:
             if video_ids and table.count_rows() > 0:
-                table.delete("video_id IN (" + ", ".join(_quote(v) for v in video_ids) + ")")
+                table.delete("video_id IN (" + ", ".join(quote(v) for v in video_ids) + ")")
             if rows:
                 table.add(pa.Table.from_pylist(rows, schema=nodes_schema(self.dim)))
         except Exception as exc:
@@ -271,9 +232,7 @@ class LanceIndex:
         self.count()
         from lancedb.rerankers import RRFReranker  # noqa: F401 - imported for its side effect: the module is loaded
 
-        table = self._reading_table()
-        if table is not None:
-            self._resident_rows(table)
+        self.hold_rows()  # a server's searches never wait for the rows
 
     def count(self) -> int:
         table = self._reading_table()
@@ -300,60 +259,6 @@ class LanceIndex:
         return HitColumns(col["id"], col["video_id"], col["kind"], [m or "" for m in col["macro_id"]],
                           col["t_start"], col["t_end"], scores, col.get("_rowid") or [None] * len(scores))
 
-    # --- vector search over the resident rows (memtools.store.resident) -----------------------
-
-    def _resident_for(self, query: SearchQuery) -> ResidentRows | None:
-        """The resident rows a vector query is answered from, or None (lance answers it)."""
-        if query.mode != "vector" or query.vector is None or query.limit <= 0:
-            return None
-        table = self._reading_table()
-        return None if table is None else self._resident_rows(table)
-
-    def _resident_rows(self, table) -> ResidentRows | None:
-        """The rows of ``table``'s version, read once (None when they would not fit the budget)."""
-        version = self._version_of(table)
-        cached = self._resident
-        if cached is not None and cached[0] == version:
-            return cached[1]
-        with self._resident_lock:
-            cached = self._resident
-            if cached is not None and cached[0] == version:
-                return cached[1]
-            rows: ResidentRows | None = None
-            try:
-                if table.count_rows() * row_bytes(self.dim) <= self.resident_bytes:
-                    data = (table.search().select([*RANKING, *PAYLOAD, "vector"]).with_row_id(True).limit(None)
-                            .to_arrow())
-                    rows = ResidentRows.from_arrow(data, version, self.dim)
-            except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError
-                raise StoreError(f"reading the vector table into memory failed: {exc}") from exc
-            self._resident = (version, rows)
-            return rows
-
-    def _resident_search(self, resident: ResidentRows, query: SearchQuery) -> HitColumns:
-        f = query.filter
-        if f.video_ids is not None or not self._has_ann:
-            rows = resident.select(f)  # named videos (or a small table): every row, scored exactly
-        else:
-            rows = resident.positions(self._ann_row_ids(query, query.limit * ANN_REFINE))
-        assert query.vector is not None  # _resident_for answers vector queries only
-        found, scores = resident.best(rows, query.vector, query.limit)
-        return resident.columns(found, scores)
-
-    def _ann_row_ids(self, query: SearchQuery, limit: int) -> list[int]:
-        """Row ids of the ``limit`` best rows by the ANN index alone (no columns read)."""
-        table = self._reading_table()
-        where = filter_where(query.filter)
-        try:
-            search = (table.search(np.asarray(query.vector, dtype=np.float32), vector_column_name="vector")
-                      .distance_type("cosine").with_row_id(True))
-            if where:
-                search = search.where(where, prefilter=True)
-            found = search.select(["_distance"]).limit(limit).to_arrow()
-        except Exception as exc:
-            raise StoreError(f"vector search failed: {exc}") from exc
-        return found.column("_rowid").to_pylist()
-
     def complete(self, hits: Sequence[Hit]) -> list[Hit]:
         """``hits`` (from a ``lite`` search) with their payload read: the rows are taken by the lance row
         ids the search returned, or found by id (and video) where a row id is missing or stale."""
@@ -371,7 +276,7 @@ class LanceIndex:
             if missing:  # no row id, or the table moved on since the search: look the rows up by id
                 videos = tuple(dict.fromkeys(h.video_id for h in missing))
                 rows.update(self._payloads(table, None, f"{filter_where(SearchFilter(video_ids=videos))} AND id IN ("
-                                           + ", ".join(_quote(h.id) for h in missing) + ")"))
+                                           + ", ".join(quote(h.id) for h in missing) + ")"))
         except Exception as exc:
             raise StoreError(f"reading the found rows failed: {exc}") from exc
         return [_with_payload(h, rows.get(h.id)) for h in hits]
