@@ -14,10 +14,8 @@ mean pooling; ``supports(folder)`` says whether a model folder qualifies, and
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -39,34 +37,6 @@ def supports(folder: str | Path) -> bool:
         return False
     return (config.get("model_type") == "bert" and config.get("hidden_act", "gelu") == "gelu"
             and config.get("position_embedding_type", "absolute") == "absolute")
-
-
-@contextlib.contextmanager
-def blas_threads(limit: int | None) -> Iterator[None]:
-    """Cap BLAS threads for the block: one query's products are too small to share, and on a
-    busy machine idle BLAS threads spinning for work made a 15 ms query take 300-600 ms."""
-    controller = _blas_controller() if limit is not None else None
-    if controller is None:
-        yield
-        return
-    with controller.limit(limits=limit, user_api="blas"):
-        yield
-
-
-_controller: list = []  # [ThreadpoolController or None], made once
-
-
-def _blas_controller():
-    """threadpoolctl's view of the loaded BLAS libraries, found once: ``threadpool_limits`` scans
-    every loaded library again on each call (~1 ms, a sixth of a query's embedding)."""
-    if not _controller:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:  # optional: without it queries are only slower on busy machines
-            _controller.append(None)
-        else:
-            _controller.append(ThreadpoolController())
-    return _controller[0]
 
 
 def _erf(x: np.ndarray) -> np.ndarray:

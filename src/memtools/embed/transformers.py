@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from memtools.blas import blas_threads
 from memtools.embed import bert_numpy
 from memtools.embed.base import normalize
 from memtools.errors import ConfigError, EmbeddingError
@@ -214,7 +215,7 @@ class TransformersEmbedder:
                 self._numpy = bert_numpy.NumpyBert(self._source, max_length=self.max_length)
         out = np.empty((len(texts), self._numpy.dim), dtype=np.float32)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-        with self._tokenizer_lock, bert_numpy.blas_threads(1 if len(texts) == 1 else None):
+        with self._tokenizer_lock, blas_threads(1 if len(texts) == 1 else None):
             for start in range(0, len(order), self.batch_size):
                 chunk = order[start : start + self.batch_size]
                 out[chunk] = self._numpy.encode([prefix + texts[i] for i in chunk])
