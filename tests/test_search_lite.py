@@ -43,6 +43,7 @@ def memory(tmp_path_factory):
     with Memory.create(path, TestEmbedder(64)) as created:
         created.write_videos([graph_from_captions(v) for v in videos])
     with Memory.open(path, TestEmbedder(64)) as opened:
+        opened.vectors.hold_rows()  # every search here reads the same rows (not lance first, then memory)
         yield opened
 
 

@@ -13,7 +13,7 @@ import pytest
 from memtools.embed.testing import TestEmbedder
 from memtools.errors import ConfigError
 from memtools.importers.captions import Caption, CaptionedVideo, graph_from_captions
-from memtools.store import Memory, vectors
+from memtools.store import Memory, resident_search, vectors
 from memtools.store.base import SearchFilter, SearchQuery
 from memtools.store.resident import budget_bytes
 from memtools.store.vectors import LanceIndex
@@ -143,9 +143,11 @@ def test_a_write_is_seen_by_the_next_search(tmp_path, monkeypatch):
 
 
 def test_rows_are_held_from_a_process_s_second_search_on(tmp_path, monkeypatch):
-    """A one-shot command (one search) never reads the table into memory; a longer-lived process
-    reads it on a background thread after its second search, and lance answers until then."""
+    """A one-shot command (one search) never reads a large table into memory; a longer-lived process
+    reads it on a background thread after its second search, and lance answers until then. A small
+    table is read at the first search."""
     path = make(tmp_path / "m", monkeypatch, ann=False)
+    monkeypatch.setattr(resident_search, "HOLD_AT_ONCE_BYTES", 0)  # as a large table is
     index = LanceIndex(path / "vectors", DIM)
     query = SearchQuery("vector", 20, TestEmbedder(DIM).embed_query("dog"), lite=True)
     answers = [index.search_columns(query)]
@@ -157,6 +159,10 @@ def test_rows_are_held_from_a_process_s_second_search_on(tmp_path, monkeypatch):
     answers.append(index.search_columns(query))
     assert [h.id for h in answers[0].hits()] == [h.id for h in answers[1].hits()]  # lance both times
     same_rows(answers[2], answers[0], 20, "held")
+    monkeypatch.undo()
+    small = LanceIndex(path / "vectors", DIM)
+    small.search_columns(query)
+    assert small._resident is not None and small._resident[1] is not None
 
 
 def test_a_table_over_the_budget_is_searched_by_lance(tmp_path, monkeypatch):

@@ -1,8 +1,7 @@
-"""The BLAS thread pool (threadpoolctl): a query's matrix products are too small to share.
+"""The BLAS thread pool (threadpoolctl): one query's matrix products are too small to share.
 
-Embedding one query and scoring a few thousand search rows are products of a few megabytes;
-split over BLAS threads they are slower, and the idle threads spin for work afterwards,
-taking the cores lance's own query threads need (on a busy machine a 15 ms query took
+Embedding one query is a chain of products of a few megabytes; split over BLAS threads it is
+slower, and the idle threads spin for work afterwards (on a busy machine a 15 ms query took
 300-600 ms). ``blas_threads(1)`` runs a block on one BLAS thread.
 """
 
@@ -14,8 +13,9 @@ from collections.abc import Iterator
 
 @contextlib.contextmanager
 def blas_threads(limit: int | None) -> Iterator[None]:
-    """Cap BLAS threads for the block: one query's products are too small to share, and on a
-    busy machine idle BLAS threads spinning for work made a 15 ms query take 300-600 ms."""
+    """Run the block on ``limit`` BLAS threads (None: as configured). OpenBLAS has one thread pool
+    per process, and threadpoolctl lets one Python thread at a time set it: keep blocks short
+    (one query's embedding), since a block on another thread can see, or leave, this one's limit."""
     controller = _blas_controller() if limit is not None else None
     if controller is None:
         yield

@@ -20,15 +20,18 @@ log = logging.getLogger(__name__)
 ANN_REFINE = 5  # the ANN index proposes 5x the candidates asked for, re-scored exactly (lance's refine_factor)
 
 
-HOLD_FROM = 2  # a process holds the rows from its second vector search on: a one-shot command never reads them
+HOLD_AT_ONCE_BYTES = 64 << 20  # a table this small (~25k rows) is read at its first search, in ~0.1 s
+HOLD_FROM = 2  # a larger one from a process's second vector search on, in the background: a one-shot
+               # command never reads it (1,000 h: ~2 s)
 
 
 class ResidentSearch:
     """Vector queries answered from the resident rows; ``LanceIndex`` provides the tables.
 
     The rows of a table version are read by ``hold_rows`` (``warm_up`` calls it: a server reads
-    them as it starts) or, from a process's second vector search on, on a background thread;
-    until they are in memory, and for a table over the budget, lance answers."""
+    them as it starts); otherwise a small table's at its first vector search, and a large
+    table's on a background thread from a process's second vector search on. Until they are in
+    memory, and for a table over the budget, lance answers."""
 
     dim: int
     resident_bytes: int
@@ -59,8 +62,11 @@ class ResidentSearch:
         held = self._resident
         if held is not None and held[0] == version:
             return held[1]
+        size = table.count_rows() * row_bytes(self.dim)
+        if size <= min(HOLD_AT_ONCE_BYTES, self.resident_bytes):
+            return self._hold(version)
         self._vector_searches += 1
-        if self._vector_searches >= HOLD_FROM:
+        if self._vector_searches >= HOLD_FROM and size <= self.resident_bytes:
             self._hold_in_background(version)
         return None
 

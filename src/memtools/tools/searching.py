@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from memtools.blas import blas_threads
 from memtools.errors import ToolError
 from memtools.retrieval.library import Filters, search_library
 from memtools.retrieval.moments import Moment
@@ -83,10 +82,6 @@ class SearchTools(ToolsHost):
         config = self.search_config
         if config.strategy == "graph_walk":
             return self._walk(query, top_k, filters, config)
-        with blas_threads(1):  # a search's products are small: shared, they are slower (memtools.blas)
-            return self._search_nodes(query, top_k, filters, config)
-
-    def _search_nodes(self, query: str, top_k: int, filters: Filters, config: SearchConfig) -> SearchResult:
         vector = self.memory.embedder.embed_query(query) if config.mode != "fulltext" else None
         with self._reading():  # waits out a writer, so lance and kuzu are seen at the same generation
             if config.strategy == "flat" or vector is None:
