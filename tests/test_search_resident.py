@@ -6,6 +6,8 @@ budget is searched by lance."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -149,19 +151,23 @@ def test_rows_are_held_from_a_process_s_second_search_on(tmp_path, monkeypatch):
     path = make(tmp_path / "m", monkeypatch, ann=False)
     monkeypatch.setattr(resident_search, "HOLD_AT_ONCE_BYTES", 0)  # as a large table is
     index = LanceIndex(path / "vectors", DIM)
-    query = SearchQuery("vector", 20, TestEmbedder(DIM).embed_query("dog"), lite=True)
-    answers = [index.search_columns(query)]
-    assert index._resident is None and index._holding is None
-    answers.append(index.search_columns(query))
+    vector = TestEmbedder(DIM).embed_query("dog")
+
+    def search(v):  # each search has its own query vector, as each call of a tool does
+        return index.search_columns(SearchQuery("vector", 20, v.copy(), lite=True))
+
+    first = index.search_columns(SearchQuery("vector", 20, vector, lite=True))  # a library search's stages 1
+    again = index.search_columns(SearchQuery("vector", 20, vector, filter=SearchFilter(video_ids=("s1v01",))))  # 2
+    assert index._resident is None and index._holding is None  # one search, two stages: still one
+    search(TestEmbedder(DIM).embed_query("cat"))
     for thread in [t for t in threading.enumerate() if t.name == "memtools-hold-rows"]:
         thread.join(timeout=30)
     assert index._resident is not None and index._resident[1] is not None
-    answers.append(index.search_columns(query))
-    assert [h.id for h in answers[0].hits()] == [h.id for h in answers[1].hits()]  # lance both times
-    same_rows(answers[2], answers[0], 20, "held")
+    same_rows(search(vector), first, 20, "held")
+    assert len(again) > 0
     monkeypatch.undo()
     small = LanceIndex(path / "vectors", DIM)
-    small.search_columns(query)
+    small.search_columns(SearchQuery("vector", 20, vector, lite=True))
     assert small._resident is not None and small._resident[1] is not None
 
 
@@ -192,3 +198,41 @@ def test_an_emptied_table_is_held_too(tmp_path, monkeypatch):
         held = memory.vectors.hold_rows()
         assert held is not None and len(held) == 0 and len(memory.vectors.search_columns(query)) == 0
         assert MemoryTools(memory).search_nodes("dog").hits == []
+
+
+CHILD = """
+import sys, time
+from memtools.embed.testing import TestEmbedder
+from memtools.store import resident, resident_search
+from memtools.store.base import SearchQuery
+from memtools.store.vectors import LanceIndex
+
+resident_search.HOLD_AT_ONCE_BYTES = 0
+read = resident.ResidentRows.read
+
+def slow_read(*args, **kwargs):  # still reading when the script ends
+    time.sleep(1.0)
+    with open(sys.argv[2], "w") as out:  # written only if exit waits for this thread
+        out.write(f"stop={kwargs['stop'].is_set()}")
+    return read(*args, **kwargs)
+
+resident.ResidentRows.read = slow_read
+index = LanceIndex(sys.argv[1], 64)
+for text in ("dog", "cat"):
+    index.search_columns(SearchQuery("vector", 5, TestEmbedder(64).embed_query(text), lite=True))
+print("searched", flush=True)
+"""
+
+
+def test_a_process_exiting_while_rows_are_read_waits_for_the_reader_and_stops_it(tmp_path, monkeypatch):
+    """lance aborts a process whose read is still going on as Python shuts down: exit stops the
+    background reader at its next batch and waits for it."""
+    path = make(tmp_path / "m", monkeypatch, ann=False)
+    script = tmp_path / "child.py"
+    script.write_text(CHILD, encoding="utf-8")
+    marker = tmp_path / "reader.txt"
+    done = subprocess.run([sys.executable, str(script), str(path / "vectors"), str(marker)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "searched" and "searches read the table instead" not in done.stderr
+    assert marker.read_text(encoding="utf-8") == "stop=True"  # exit waited, and the reader was told to stop

@@ -85,15 +85,18 @@ class ResidentRows:
         return len(self.ids)
 
     @classmethod
-    def read(cls, table: Any, version: int, dim: int) -> ResidentRows:
+    def read(cls, table: Any, version: int, dim: int, stop: Any = None) -> ResidentRows:
         """Every row of ``table`` (a lance table handle checked out at ``version``): the columns in
         one scan, then the vectors batch by batch into one matrix (a batch's buffers are shared by
-        its columns, so keeping any column of it would keep its vectors twice)."""
+        its columns, so keeping any column of it would keep its vectors twice). ``stop``: an event
+        that, once set, ends the read at the next batch (StoreError)."""
         data = table.search().select([*RANKING, *PAYLOAD]).with_row_id(True).limit(None).to_arrow()
         row_ids = data.column("_rowid").to_numpy()
         vectors = np.empty((data.num_rows, dim), dtype=np.float32)
         at = 0
         for batch in table.search().select(["vector"]).with_row_id(True).limit(None).to_batches():
+            if stop is not None and stop.is_set():
+                raise StoreError("reading the vector table into memory was stopped (the process is exiting)")
             size = batch.num_rows
             if at + size > len(vectors) or not np.array_equal(batch.column("_rowid").to_numpy(), row_ids[at:at + size]):
                 raise StoreError(f"the vector table's version {version} was read in two different orders")

@@ -4,6 +4,7 @@ re-scored exactly. A mixin of ``LanceIndex`` (``memtools.store.vectors``)."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,22 @@ from memtools.store.resident import ResidentRows, row_bytes
 log = logging.getLogger(__name__)
 
 ANN_REFINE = 5  # the ANN index proposes 5x the candidates asked for, re-scored exactly (lance's refine_factor)
+
+
+# Background readers stop at the next batch when the interpreter exits, and exit waits for them:
+# lance's runtime aborts the process if a read is still going on as Python shuts down.
+_EXITING = threading.Event()
+_LOADERS: set[threading.Thread] = set()
+_LOADERS_LOCK = threading.Lock()
+
+
+@atexit.register
+def _stop_loaders() -> None:
+    with _LOADERS_LOCK:
+        _EXITING.set()
+        loaders = list(_LOADERS)
+    for thread in loaders:
+        thread.join(timeout=10)
 
 
 HOLD_AT_ONCE_BYTES = 64 << 20  # a table this small (~25k rows) is read at its first search, in ~0.1 s
@@ -39,6 +56,7 @@ class ResidentSearch:
     _resident_lock: threading.Lock  # guards _resident and _holding
     _holding: int | None            # the version a background thread is reading
     _vector_searches: int
+    _last_vector: Any
 
     if TYPE_CHECKING:  # provided by LanceIndex
         @property
@@ -65,7 +83,9 @@ class ResidentSearch:
         size = table.count_rows() * row_bytes(self.dim)
         if size <= min(HOLD_AT_ONCE_BYTES, self.resident_bytes):
             return self._hold(version)
-        self._vector_searches += 1
+        if query.vector is not self._last_vector:  # a search's stages share its vector: count searches
+            self._last_vector = query.vector
+            self._vector_searches += 1
         if self._vector_searches >= HOLD_FROM and size <= self.resident_bytes:
             self._hold_in_background(version)
         return None
@@ -80,17 +100,25 @@ class ResidentSearch:
             if self._holding == version:
                 return
             self._holding = version
-        threading.Thread(target=self._hold_quietly, args=(version,), name="memtools-hold-rows", daemon=True).start()
+        thread = threading.Thread(target=self._hold_quietly, args=(version,), name="memtools-hold-rows", daemon=True)
+        with _LOADERS_LOCK:
+            if _EXITING.is_set():
+                return
+            _LOADERS.add(thread)
+        thread.start()
 
     def _hold_quietly(self, version: int) -> None:
         try:
             self._hold(version)
         except StoreError as exc:  # lance keeps answering; the next search after a write tries again
-            log.warning("%s; searches read the table instead", exc)
+            if not _EXITING.is_set():
+                log.warning("%s; searches read the table instead", exc)
         finally:
             with self._resident_lock:
                 if self._holding == version:
                     self._holding = None
+            with _LOADERS_LOCK:
+                _LOADERS.discard(threading.current_thread())
 
     def _hold(self, version: int) -> ResidentRows | None:
         held = self._resident
@@ -100,7 +128,7 @@ class ResidentSearch:
         try:
             table = table_at(self._db, "nodes", version)  # its own handle: a refresh cannot move it mid-read
             if table.count_rows() * row_bytes(self.dim) <= self.resident_bytes:
-                rows = ResidentRows.read(table, version, self.dim)
+                rows = ResidentRows.read(table, version, self.dim, stop=_EXITING)
         except StoreError:
             raise
         except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError

@@ -74,6 +74,7 @@ class LanceIndex(ResidentSearch):
         self._resident_lock = threading.Lock()
         self._holding: int | None = None
         self._vector_searches = 0
+        self._last_vector: Any = None
 
     @property
     def _db(self):
