@@ -269,6 +269,8 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n:
     if reopen_n:
         # idle_release=0: the read-only graph is opened and closed around every call.
         with Memory.open(path, embedder, idle_release=0) as memory:
+            if hasattr(memory.vectors, "hold_rows"):
+                memory.vectors.warm_up()
             calls = tool_calls(memory, random.Random(seed + 2), reopen_n, queries[13 * n:])
             for name, fns in calls.items():
                 times = []
