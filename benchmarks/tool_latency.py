@@ -236,9 +236,9 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n:
     with Memory.open(path, embedder) as memory:
         for query in queries[-80:-40]:  # torch's first calls per input length are slow
             embedder.embed_query(query)
-        if hasattr(memory.vectors, "hold_rows"):  # as `memtools serve` does: the search rows are read first
+        if hasattr(memory.vectors, "hold_rows"):  # a running server's state: its search rows are in memory
             start = time.perf_counter()
-            memory.vectors.warm_up()
+            memory.vectors.hold_rows()
             HELD[hours] = (time.perf_counter() - start, rss_mb())
         warmup = tool_calls(memory, random.Random(seed + 1), 2, queries[-40:])
         for fns in warmup.values():
@@ -270,7 +270,7 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n:
         # idle_release=0: the read-only graph is opened and closed around every call.
         with Memory.open(path, embedder, idle_release=0) as memory:
             if hasattr(memory.vectors, "hold_rows"):
-                memory.vectors.warm_up()
+                memory.vectors.hold_rows()
             calls = tool_calls(memory, random.Random(seed + 2), reopen_n, queries[13 * n:])
             for name, fns in calls.items():
                 times = []

@@ -21,16 +21,19 @@ from memtools.tools.invoke import is_list_field
 
 # Tools that read the lance tables. ``import lancedb`` is most of a cold search (~0.6 s of ~1.2 s,
 # benchmarks/cold_start.py); it starts on a thread at once, so it overlaps opening the memory,
-# loading the query embedder, embedding the query and opening the graph.
+# loading the query embedder, embedding the query and opening the graph. Coarse-to-fine search
+# also scores the video roots' words with bm25s (~0.15 s to import, scipy included).
 VECTOR_TOOLS = frozenset({"search_nodes", "search_graph", "search_entities", "search_frames"})
+WORD_TOOLS = frozenset({"search_nodes", "search_graph"})
 
 
-def _prefetch_lancedb() -> threading.Thread:
+def _prefetch(modules: tuple[str, ...]) -> threading.Thread:
     def run() -> None:
-        try:
-            importlib.import_module("lancedb")
-        except Exception:  # noqa: BLE001 - the real import reports it
-            pass
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the real import reports it
+                pass
 
     thread = threading.Thread(target=run, name="memtools-import-lancedb", daemon=True)
     thread.start()
@@ -77,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
     except ToolError as exc:
         print(f"memtools tool {spec.name}: error: {exc}", file=sys.stderr)
         return 2
-    prefetch = _prefetch_lancedb() if spec.name in VECTOR_TOOLS else None
+    prefetch = (_prefetch(("lancedb", *(("bm25s", "Stemmer") if spec.name in WORD_TOOLS else ())))
+                if spec.name in VECTOR_TOOLS else None)
     try:
         with open_memory(args.memory) as memory:
             outcome = spec.invoke(MemoryTools(memory), arguments)

@@ -12,6 +12,7 @@ lance full-text index of ``search_nodes(mode="fulltext")`` tokenizes.
 
 from __future__ import annotations
 
+import logging
 import threading
 
 import numpy as np
@@ -27,6 +28,8 @@ class RootWords:
     def __init__(self, texts: list[str]) -> None:
         import bm25s
         import Stemmer
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on its own logger
 
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")

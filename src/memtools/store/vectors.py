@@ -28,8 +28,8 @@ from memtools.errors import StoreError
 from memtools.store.base import Hit, HitColumns, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.lance_filter import filter_where, quote, table_at, where_clause
 from memtools.store.location import is_remote, storage_options
-from memtools.store.resident import ResidentRows, budget_bytes
-from memtools.store.resident_search import ANN_REFINE, ResidentSearch
+from memtools.store.resident import ResidentRows, budget_bytes, row_bytes
+from memtools.store.resident_search import ANN_REFINE, HOLD_AT_ONCE_BYTES, ResidentSearch
 
 __all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
 
@@ -233,7 +233,12 @@ class LanceIndex(ResidentSearch):
         self.count()
         from lancedb.rerankers import RRFReranker  # noqa: F401 - imported for its side effect: the module is loaded
 
-        self.hold_rows()  # a server's searches never wait for the rows
+        self.video_profiles()
+        table = self._reading_table()
+        if table is not None and table.count_rows() * row_bytes(self.dim) <= min(HOLD_AT_ONCE_BYTES,
+                                                                                 self.resident_bytes):
+            self.hold_rows()  # small: read now. A large table is read from the second search on, so the
+            # reading (~3 s at 1,000 h) never competes with a server's first search
 
     def count(self) -> int:
         table = self._reading_table()
