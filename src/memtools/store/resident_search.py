@@ -38,17 +38,17 @@ def _stop_loaders() -> None:
 
 
 HOLD_AT_ONCE_BYTES = 64 << 20  # a table this small (~25k rows) is read at its first search, in ~0.1 s
-HOLD_FROM = 2  # a larger one from a process's second vector search on, in the background: a one-shot
-               # command never reads it (1,000 h: ~2 s)
+HOLD_FROM = 2  # a larger one from a process's second search on, in the background: a one-shot
+               # command never reads it (1,000 h: ~3 s)
 
 
 class ResidentSearch:
     """Vector queries answered from the resident rows; ``LanceIndex`` provides the tables.
 
-    The rows of a table version are read by ``hold_rows`` (``warm_up`` calls it: a server reads
-    them as it starts); otherwise a small table's at its first vector search, and a large
-    table's on a background thread from a process's second vector search on. Until they are in
-    memory, and for a table over the budget, lance answers."""
+    The rows of a table version are read by ``hold_rows``; otherwise a small table's at its first
+    vector search (or by ``warm_up``, as a server starts), and a large table's on a background
+    thread from a process's second search on. Until they are in memory, and for a table over
+    the budget, lance answers."""
 
     dim: int
     resident_bytes: int
