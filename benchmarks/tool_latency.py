@@ -305,7 +305,7 @@ def report(sizes: list[dict]) -> str:
         ["RSS of the measuring process"] + [f"{s['rss_mb']:.0f} MiB" for s in sizes],
     ]
     if HELD:
-        rows.append(["warm_up: search rows read into memory / RSS after"] + [
+        rows.append(["search rows read into memory (hold_rows) / RSS after"] + [
             f"{HELD[s['hours']][0]:.2f} s / {HELD[s['hours']][1]:.0f} MiB" if s["hours"] in HELD else "n/a"
             for s in sizes])
     names = list(sizes[0]["tools"])
