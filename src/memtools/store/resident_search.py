@@ -57,6 +57,7 @@ class ResidentSearch:
     _holding: int | None            # the version a background thread is reading
     _vector_searches: int
     _last_vector: Any
+    _row_counts: dict[int, int]  # table version -> rows
 
     if TYPE_CHECKING:  # provided by LanceIndex
         @property
@@ -80,7 +81,7 @@ class ResidentSearch:
         held = self._resident
         if held is not None and held[0] == version:
             return held[1]
-        size = table.count_rows() * row_bytes(self.dim)
+        size = self._rows_at(table, version) * row_bytes(self.dim)
         if size <= min(HOLD_AT_ONCE_BYTES, self.resident_bytes):
             return self._hold(version)
         if query.vector is not self._last_vector:  # a search's stages share its vector: count searches
@@ -89,6 +90,15 @@ class ResidentSearch:
         if self._vector_searches >= HOLD_FROM and size <= self.resident_bytes:
             self._hold_in_background(version)
         return None
+
+    def _rows_at(self, table: Any, version: int) -> int:
+        """The table's row count at ``version``, asked once (a search over the budget must not pay
+        a count, a network call for tables on object storage, every time)."""
+        known = self._row_counts
+        if version not in known:
+            known.clear()
+            known[version] = table.count_rows()
+        return known[version]
 
     def hold_rows(self) -> ResidentRows | None:
         """Read the rows of the current table version into memory now (None: no table, or over the budget)."""

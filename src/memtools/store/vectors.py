@@ -75,6 +75,7 @@ class LanceIndex(ResidentSearch):
         self._holding: int | None = None
         self._vector_searches = 0
         self._last_vector: Any = None
+        self._row_counts: dict[int, int] = {}
 
     @property
     def _db(self):
