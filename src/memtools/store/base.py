@@ -133,10 +133,7 @@ class HitColumns:
         return len(self.ids)
 
     def hit(self, i: int) -> Hit:
-        ref = self.refs[i]
-        return Hit(_py(self.ids[i]), _py(self.video_ids[i]), _py(self.kinds[i]), _py(self.macro_ids[i]),
-                   float(self.t_start[i]), float(self.t_end[i]), "", float(self.scores[i]),
-                   ref=None if ref is None else int(ref))
+        return self.take([i])[0]
 
     def hits(self) -> list[Hit]:
         return self.take(range(len(self.ids)))
@@ -165,11 +162,6 @@ def _items(column, rows: list[int]) -> list:
     if isinstance(column, np.ndarray):
         return column[rows].tolist() if rows else []
     return [column[i] for i in rows]
-
-
-def _py(value) -> str:
-    """A string from a list, a numpy array or a pyarrow array (whose items are scalars)."""
-    return value.as_py() if hasattr(value, "as_py") else str(value)
 
 
 @dataclass(frozen=True)

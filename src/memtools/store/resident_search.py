@@ -81,15 +81,19 @@ class ResidentSearch:
         held = self._resident
         if held is not None and held[0] == version:
             return held[1]
-        size = self._rows_at(table, version) * row_bytes(self.dim)
-        if size <= min(HOLD_AT_ONCE_BYTES, self.resident_bytes):
+        if self._small(table, version):
             return self._hold(version)
+        size = self._rows_at(table, version) * row_bytes(self.dim)
         if query.vector is not self._last_vector:  # a search's stages share its vector: count searches
             self._last_vector = query.vector
             self._vector_searches += 1
         if self._vector_searches >= HOLD_FROM and size <= self.resident_bytes:
             self._hold_in_background(version)
         return None
+
+    def _small(self, table: Any, version: int) -> bool:
+        """Whether the table's rows are few enough to read at once (at the first search, or a warm-up)."""
+        return self._rows_at(table, version) * row_bytes(self.dim) <= min(HOLD_AT_ONCE_BYTES, self.resident_bytes)
 
     def _rows_at(self, table: Any, version: int) -> int:
         """The table's row count at ``version``, asked once (a search over the budget must not pay

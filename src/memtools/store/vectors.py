@@ -28,8 +28,8 @@ from memtools.errors import StoreError
 from memtools.store.base import Hit, HitColumns, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.lance_filter import filter_where, quote, table_at, where_clause
 from memtools.store.location import is_remote, storage_options
-from memtools.store.resident import ResidentRows, budget_bytes, row_bytes
-from memtools.store.resident_search import ANN_REFINE, HOLD_AT_ONCE_BYTES, ResidentSearch
+from memtools.store.resident import ResidentRows, budget_bytes
+from memtools.store.resident_search import ANN_REFINE, ResidentSearch
 
 __all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
 
@@ -236,8 +236,7 @@ class LanceIndex(ResidentSearch):
 
         self.video_profiles()
         table = self._reading_table()
-        if table is not None and table.count_rows() * row_bytes(self.dim) <= min(HOLD_AT_ONCE_BYTES,
-                                                                                 self.resident_bytes):
+        if table is not None and self._small(table, self._version_of(table)):
             self.hold_rows()  # small: read now. A large table is read from the second search on, so the
             # reading (~3 s at 1,000 h) never competes with a server's first search
 
