@@ -44,19 +44,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (  # noqa: E402
     ClauseEmbedder,
     dir_size_mb,
-    fmt_ms,
     load_average,
-    markdown_table,
     offline,
-    p50_p99,
     peak_rss_mb,
     rss_mb,
 )
+from _latency_report import NAVIGATION, report  # noqa: E402
 
 KEYFRAME_REL = "frames/_shared/keyframe.jpg"
 DONE = "bench-build.json"
-# issue 10: navigation including the first call per video; search including the query embedding
-NAV_TARGET_MS, SEARCH_TARGET_MS = 5.0, 20.0
 
 
 # --- building ---------------------------------------------------------------------------
@@ -219,8 +215,6 @@ def tool_calls(memory, rng: random.Random, n: int, queries: list[str]) -> dict[s
 
 HELD: dict[float, tuple[float, float]] = {}  # hours -> (seconds to read the search rows, RSS after)
 
-NAVIGATION = ("list_videos", "get_summary", "get_super_events", "get_macro_events", "get_subgraph",
-              "search_by_time", "get_relations")
 
 
 def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n: int = 50) -> dict[str, dict]:
@@ -282,83 +276,6 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n:
     return results
 
 
-# --- report -----------------------------------------------------------------------------
-
-
-def report(sizes: list[dict]) -> str:
-    cols = [f"{s['hours']:g} h" for s in sizes]
-    rows = [
-        ["videos / lance rows / kuzu nodes+edges"] + [
-            f"{s['build']['videos']} / {s['build']['lance_rows']:,} / "
-            f"{sum(v for k, v in s['build']['counts'].items() if k != 'edges'):,}+{s['build']['counts']['edges']:,}"
-            for s in sizes],
-        ["build time (of which MiniLM on clauses)"] + [
-            f"{s['build']['build_s']:.0f} s ({s['build']['model_s']:.0f} s)"
-            + (" [cached]" if s['build']['reused'] else "")
-            for s in sizes],
-        ["size on disk"] + [f"{s['disk_mb']:.0f} MiB" for s in sizes],
-        ["cold: import memtools.store+tools"] + [f"{s['cold']['import_s'] * 1000:.0f} ms" for s in sizes],
-        ["cold: Memory.open + first get_summary"] + [f"{s['cold']['open_first_call_s'] * 1000:.0f} ms" for s in sizes],
-        ["cold: first search_nodes (loads MiniLM)"] + [f"{s['cold']['first_search_s'] * 1000:.0f} ms" for s in sizes],
-        ["RSS after first nav / first search"] + [
-            f"{s['cold']['rss_nav_mb']:.0f} / {s['cold']['rss_search_mb']:.0f} MiB" for s in sizes],
-        ["RSS of the measuring process"] + [f"{s['rss_mb']:.0f} MiB" for s in sizes],
-    ]
-    if HELD:
-        rows.append(["search rows read into memory (hold_rows) / RSS after"] + [
-            f"{HELD[s['hours']][0]:.2f} s / {HELD[s['hours']][1]:.0f} MiB" if s["hours"] in HELD else "n/a"
-            for s in sizes])
-    names = list(sizes[0]["tools"])
-    for name in names:
-        cells = []
-        for s in sizes:
-            r = s["tools"][name]
-            p50, p99 = p50_p99(r["times"])
-            reopen = p50_p99(r["reopen"])[0] if r.get("reopen") else None
-            first = p50_p99(r["first"]) if r.get("first") else (None, None)
-            cells.append(f"{fmt_ms(p50)} / {fmt_ms(p99)} / {fmt_ms(first[0])} / {fmt_ms(first[1])} / {fmt_ms(reopen)}")
-        rows.append([f"{name} p50 / p99 / first-call p50 / first-call p99 / p50 reopen (ms)"] + cells)
-    out = [markdown_table(["", *cols], rows), ""]
-    for s in sizes:
-        prof_rows = []
-        for name in names:
-            r = s["tools"][name]
-            p50 = p50_p99(r["times"])[0]
-            prof = r["profile"]
-            prof_rows.append([name, fmt_ms(p50), fmt_ms(sum(r["times"]) / len(r["times"]) * 1000),
-                              fmt_ms(prof.get("kuzu", 0.0)),
-                              fmt_ms(prof.get("lance", 0.0)), fmt_ms(prof.get("embed", 0.0))])
-        out += [f"Where the time goes at {s['hours']:g} h (warm; mean ms per call):", "",
-                markdown_table(["tool", "p50", "mean", "kuzu (all)", "lance",
-                                "embed query"], prof_rows), ""]
-    out.append(check_targets(sizes))
-    return "\n".join(out)
-
-
-def check_targets(sizes: list[dict]) -> str:
-    lines = ["Targets:"]
-    for s in sizes:
-        h = s["hours"]
-        tools = s["tools"]
-        cold = s["cold"]["open_first_call_s"] * 1000
-        limit = 150 if h <= 2 else 1000 if h >= 1000 else None
-        if limit:
-            lines.append(f"- {h:g} h cold open + first call {cold:.0f} ms (target {limit}): "
-                         f"{'met' if cold <= limit else 'MISSED'}")
-        if h >= 1000:
-            for name in NAVIGATION:
-                p50 = p50_p99(tools[name]["times"])[0]
-                first = p50_p99(tools[name]["first"])[0]
-                worst = max(p50, first)
-                lines.append(f"- {h:g} h {name} p50 {p50:.1f} ms, first call per video p50 {first:.1f} ms "
-                             f"(target {NAV_TARGET_MS:g}): {'met' if worst <= NAV_TARGET_MS else 'MISSED'}")
-            p50 = p50_p99(tools["search_nodes (default)"]["times"])[0]
-            lines.append(f"- {h:g} h search_nodes p50 {p50:.1f} ms incl. query embedding "
-                         f"(target {SEARCH_TARGET_MS:g}): "
-                         f"{'met' if p50 <= SEARCH_TARGET_MS else 'MISSED'}")
-    return "\n".join(lines)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hours", default="2,10,1000", help="comma-separated library sizes in hours")
@@ -398,7 +315,7 @@ def main() -> None:
         return
     print(f"\n## Tool latency (load average at the end: {load_average()}; "
           f"{args.calls} warm + {args.reopen_calls} reopen calls per tool)\n")
-    print(report(sizes))
+    print(report(sizes, HELD))
     if args.json:
         args.json.write_text(json.dumps(sizes, indent=1, default=str))
 
