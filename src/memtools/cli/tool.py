@@ -16,6 +16,7 @@ from typing import get_type_hints
 
 from memtools.cli.common import accept_signed_numbers, add_memory_arg, open_memory
 from memtools.errors import ToolError
+from memtools.store.lance_import import import_lancedb
 from memtools.tools import TOOL_SPECS, Frames, MemoryTools, ToolSpec
 from memtools.tools.invoke import is_list_field
 
@@ -31,7 +32,10 @@ def _prefetch(modules: tuple[str, ...]) -> threading.Thread:
     def run() -> None:
         for name in modules:
             try:
-                importlib.import_module(name)
+                if name == "lancedb":
+                    import_lancedb()  # lancedb without its REST client's import cost
+                else:
+                    importlib.import_module(name)
             except Exception:  # noqa: BLE001 - the real import reports it
                 pass
 

@@ -83,8 +83,9 @@ class LanceIndex(ResidentSearch):
         a memory opened only for navigation (kuzu) should not pay."""
         if self._connection is None:
             os.environ.setdefault("LANCEDB_LOG", "error")  # lance warns on every hybrid query
-            import lancedb
+            from memtools.store.lance_import import import_lancedb
 
+            lancedb = import_lancedb()
             try:
                 self._connection = lancedb.connect(str(self.path), storage_options=storage_options(self.path) or None)
             except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError
