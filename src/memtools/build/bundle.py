@@ -19,6 +19,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtools.build.checkpoint import Checkpoints, atomic_write_bytes
 from memtools.build.config import BuildConfig
@@ -28,6 +29,9 @@ from memtools.perception import VLM
 from memtools.schema import VideoGraph
 from memtools.store import Memory
 from memtools.video import VideoInfo, probe
+
+if TYPE_CHECKING:
+    from memtools.fleet.embedding import BundleVectors
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class VideoBundle:
     state: dict
     graph: VideoGraph | None = None
     frames: dict[str, bytes] = field(default_factory=dict)  # keyframe path (relative to the memory) -> JPEG
+    vectors: BundleVectors | None = None  # the texts' vectors, when a fleet worker embedded them
 
 
 def build_state(content_hash: str, config: BuildConfig) -> dict:
@@ -106,11 +111,19 @@ def write_bundle(memory: Memory, bundle: VideoBundle) -> None:
     if bundle.graph is None:
         return
     vid = bundle.report.video_id
+    cache = None
+    if bundle.vectors is not None:  # embedded in the worker: checked first, then the writer embeds nothing
+        from memtools.fleet.embedding import writer_cache
+
+        cache = writer_cache(memory, bundle.vectors, vid)
     for rel, data in bundle.frames.items():
         target = memory.path / rel
         if not (target.is_file() and target.stat().st_size == len(data)):
             atomic_write_bytes(target, data)
-    memory.write_video(bundle.graph)
+    if cache is None:
+        memory.write_video(bundle.graph)
+    else:
+        memory.write_videos([bundle.graph], batch_size=1, embed_cache=cache)
     checkpoints = Checkpoints(memory.work_dir(vid))
     checkpoints.save("report", bundle.report.model_dump(mode="json"))
     checkpoints.save("done", bundle.state)

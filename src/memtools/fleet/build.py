@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from memtools.build.config import BuildConfig
 from memtools.build.pipeline import resolve_video_id
 from memtools.build.report import BuildSummary, VideoReport
 from memtools.errors import BuildError, ConfigError
+from memtools.fleet.embedding import BundleVectors, WorkerEmbedder, video_vectors
 from memtools.fleet.limits import LimitedVLM, LocalSlots, SlotStats, endpoint_key
 from memtools.fleet.progress import FleetProgress, FleetSink
 from memtools.perception.base import run_sync
@@ -62,6 +64,7 @@ class FleetOptions:
     task_cpus: float = 1.0
     max_retries: int = 3
     build_folder: Path | None = None
+    embed_in_workers: bool = True  # workers embed their videos' texts; the writer only checks and stores
 
     def __post_init__(self) -> None:
         if self.endpoint_limit < 1:
@@ -98,16 +101,26 @@ class _Job:
 class LocalExecutor:
     """The videos as asyncio tasks of this process, sharing one backend and one slot pool."""
 
-    def __init__(self, make_vlm: Callable[[], Any], folder: BuildFolder, config: BuildConfig, limit: int) -> None:
+    def __init__(self, make_vlm: Callable[[], Any], folder: BuildFolder, config: BuildConfig, limit: int,
+                 embedder: WorkerEmbedder | None = None) -> None:
         self.slots = LocalSlots(limit)
         self.vlm = LimitedVLM(make_vlm(), self.slots)
-        self.folder, self.config = folder, config
+        self.folder, self.config, self.embedder = folder, config, embedder
+        self._embedding = threading.Lock()  # one video embeds at a time: the CPUs are shared with the writer
 
     def slots_free(self) -> int:
         return 4
 
     async def perceive(self, source: str, video_id: str) -> VideoBundle:
-        return await aperceive_video(self.folder, self.vlm, source, video_id, config=self.config)
+        bundle = await aperceive_video(self.folder, self.vlm, source, video_id, config=self.config)
+        if self.embedder is not None and bundle.graph is not None:
+            bundle.vectors = await asyncio.to_thread(self._embed, bundle.graph)
+        return bundle
+
+    def _embed(self, graph) -> BundleVectors:
+        assert self.embedder is not None
+        with self._embedding:
+            return video_vectors(graph, self.embedder.load())
 
     async def stats(self) -> SlotStats:
         return self.slots.stats()
@@ -171,9 +184,12 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
 
         executor: Any = RayExecutor(make_vlm, folder, config, endpoint=endpoint, limit=options.endpoint_limit,
                                     address=options.address, task_cpus=options.task_cpus,
-                                    max_retries=options.max_retries)
+                                    max_retries=options.max_retries,
+                                    embedder=WorkerEmbedder(memory.embedder.name) if options.embed_in_workers else None)
     else:
-        executor = LocalExecutor(make_vlm, folder, config, options.endpoint_limit)
+        own = memory.embedder
+        executor = LocalExecutor(make_vlm, folder, config, options.endpoint_limit,
+                                 WorkerEmbedder(own.name, lambda: own) if options.embed_in_workers else None)
     window = options.videos_in_flight or executor.slots_free()
     queue = list(reversed(jobs))
     running: dict[asyncio.Task, _Job] = {}

@@ -23,6 +23,7 @@ from typing import Any
 from memtools.build.bundle import BuildFolder, VideoBundle, aperceive_video
 from memtools.build.config import BuildConfig
 from memtools.errors import ConfigError
+from memtools.fleet.embedding import WorkerEmbedder, video_vectors
 from memtools.fleet.limits import LimitedVLM, SlotStats
 from memtools.perception.base import run_sync
 
@@ -102,22 +103,26 @@ def endpoint_slots(key: str, size: int):
 
 
 def perceive_task(folder: BuildFolder, make_vlm: Any, source: str, video_id: str, config: BuildConfig,
-                  slots: Any) -> VideoBundle:
-    """The body of one video's Ray task."""
+                  slots: Any, embedder: WorkerEmbedder | None = None) -> VideoBundle:
+    """The body of one video's Ray task: perception, then (``embedder``) the texts' vectors."""
     vlm = LimitedVLM(make_vlm(), _ActorSlots(slots))
-    return run_sync(lambda: aperceive_video(folder, vlm, source, video_id, config=config))
+    bundle = run_sync(lambda: aperceive_video(folder, vlm, source, video_id, config=config))
+    if embedder is not None and bundle.graph is not None:
+        bundle.vectors = video_vectors(bundle.graph, embedder.load())
+    return bundle
 
 
 class RayExecutor:
     """Runs ``perceive_task`` on a Ray cluster (started locally when none is running or named)."""
 
     def __init__(self, make_vlm: Any, folder: BuildFolder, config: BuildConfig, *, endpoint: str, limit: int,
-                 address: str | None, task_cpus: float, max_retries: int) -> None:
+                 address: str | None, task_cpus: float, max_retries: int,
+                 embedder: WorkerEmbedder | None = None) -> None:
         ray = self.ray = import_ray()
         self._owns = not ray.is_initialized()
         if self._owns:
             ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, configure_logging=False)
-        self.make_vlm, self.folder, self.config = make_vlm, folder, config
+        self.make_vlm, self.folder, self.config, self.embedder = make_vlm, folder, config, embedder
         self.slots = endpoint_slots(endpoint, limit)
         self.task = ray.remote(perceive_task).options(num_cpus=task_cpus, max_retries=max_retries,
                                                       retry_exceptions=False)
@@ -130,7 +135,7 @@ class RayExecutor:
         return max(1, int(cpus / self.task_cpus)) if self.task_cpus > 0 else 64
 
     async def perceive(self, source: str, video_id: str) -> VideoBundle:
-        ref = self.task.remote(self.folder, self.make_vlm, source, video_id, self.config, self.slots)
+        ref = self.task.remote(self.folder, self.make_vlm, source, video_id, self.config, self.slots, self.embedder)
         self._refs.add(ref)
         try:
             return await asyncio.wrap_future(ref.future())
