@@ -28,7 +28,7 @@ from typing import Any
 from memtools.agent.parsing import ReplyError, normalize_answer, split_options
 from memtools.agent.state import ORAInput
 from memtools.agent.trajectory import trajectory
-from memtools.errors import ImportFormatError
+from memtools.errors import ConfigError, ImportFormatError
 
 log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -179,6 +179,9 @@ def run_eval(graph: Any, questions: list[Question], out_dir: str | os.PathLike, 
             q = futures[future]
             try:
                 record = future.result()
+            except ConfigError:  # the model cannot be used at all: every other question would fail the same way
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
             except Exception as exc:  # one failed question must not sink the run; a rerun retries it
                 log.warning("question %s failed: %s", q.uid, exc)
                 run.errors[q.uid] = f"{type(exc).__name__}: {exc}"

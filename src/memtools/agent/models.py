@@ -8,7 +8,9 @@ LangChain chat model to ``build_ora_graph`` directly and need none of this.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -51,3 +53,42 @@ def chat_model_from_spec(spec: str, *, base_url: str | None = None, api_key: str
     if temperature is not None:
         options["temperature"] = temperature
     return ChatOpenAI(**options)
+
+
+def model_problem(exc: BaseException, spec: str, base_url: str | None = None) -> ConfigError | None:
+    """One line for a reasoning model that cannot be used at all (server unreachable, key refused,
+    no such model), or None for any other failure. The OpenAI SDK's errors are read here, at the
+    model's seam, so no front end prints its traceback."""
+    try:
+        import openai
+    except ImportError:
+        return None
+    where = base_url or "the OpenAI API"
+    if isinstance(exc, openai.APITimeoutError):
+        return ConfigError(f"model {spec} at {where} did not answer in time; check that the server is up, or "
+                           "raise its timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        cause: BaseException | None = exc
+        while isinstance(cause, openai.APIConnectionError):  # the SDK may wrap its own error: find the transport's
+            cause = cause.__cause__ or cause.__context__
+        detail = f" ({type(cause).__name__}: {cause})" if cause is not None and str(cause) else ""
+        return ConfigError(f"cannot reach model {spec} at {where}{detail}; check --base-url and that the server "
+                           "is running")
+    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        return ConfigError(f"model {spec} at {where} refused the API key (HTTP {exc.status_code}); set the right "
+                           "key in OPENAI_API_KEY, or name its variable with --api-key-env")
+    if isinstance(exc, openai.NotFoundError):
+        return ConfigError(f"model {spec} is not served at {where} (HTTP 404); check the model name and --base-url")
+    return None
+
+
+@contextlib.contextmanager
+def reaching_model(spec: str, base_url: str | None = None) -> Iterator[None]:
+    """Re-raise a model that cannot be used at all as one ``ConfigError`` line (``model_problem``)."""
+    try:
+        yield
+    except Exception as exc:
+        problem = model_problem(exc, spec, base_url)
+        if problem is None:
+            raise
+        raise problem from exc

@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from memtools import background
 from memtools.build.config import BuildConfig
 from memtools.build.keyframes import KeyframeWriter
 from memtools.video import Frame, KeyframeSelector, encode_jpeg, sample_frames
@@ -124,8 +125,7 @@ class FrameReader:
         """Start decoding (idempotent). Called on the event loop."""
         if self._thread is None:
             self._loop = asyncio.get_running_loop()
-            self._thread = threading.Thread(target=self._run, name="memtools-frames", daemon=True)
-            self._thread.start()
+            self._thread = background.start(self._run, name="memtools-frames", stop=self.stop)
 
     async def finish(self) -> None:
         """Wait for the pass to end (keyframes written); re-raise its error."""

@@ -46,6 +46,7 @@ from memtools.errors import BuildError
 from memtools.perception import VLM
 from memtools.schema import VideoGraph, macro_id, slugify_video_id
 from memtools.store import Memory
+from memtools.store.failures import clear_failure, record_failure
 from memtools.video import VideoInfo
 
 LANDED = "live/landed"
@@ -273,10 +274,12 @@ async def afollow(memory: Memory, vlm: VLM, spec: str, *, video_id: str | None =
         memory.set_status(vid, "building")
     build = LiveBuild(memory, vlm, source, spec, vid, config, report, tiers=tiers or TierPolicy.vam())
     watcher = asyncio.create_task(_relay(stop, build)) if stop is not None else None
+    clear_failure(checkpoints.folder)
     try:
         await build.follow()
-    except BaseException:
+    except BaseException as exc:
         if memory.manifest.videos.get(vid) is None or memory.manifest.videos[vid].status != "ready":
+            record_failure(checkpoints.folder, exc, spec, follow=True)  # memtools info and the tools say why
             memory.set_status(vid, "failed")
         raise
     finally:

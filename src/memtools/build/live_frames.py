@@ -19,6 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memtools import background
 from memtools.build.follow_source import Grid, LiveSource
 from memtools.video import Frame, encode_jpeg
 
@@ -60,8 +61,7 @@ class LiveFrames:
         """Start reading (on the event loop)."""
         self._loop = asyncio.get_running_loop()
         self._changed = asyncio.Event()
-        self._thread = threading.Thread(target=self._run, name="memtools-follow", daemon=True)
-        self._thread.start()
+        self._thread = background.start(self._run, name="memtools-follow", stop=self.close)
 
     def close(self) -> None:
         self.stop.set()

@@ -46,6 +46,7 @@ from memtools.perception.base import run_sync
 from memtools.schema import VideoGraph, macro_id, slugify_video_id
 from memtools.speech.base import Recognizer, Utterance
 from memtools.store import Memory
+from memtools.store.failures import clear_failure, record_failure
 from memtools.video import VideoInfo, probe, uniform_times
 
 SEGMENT_TOKENS = 2048
@@ -306,9 +307,11 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
         return report
     report.resumed = await asyncio.to_thread(checkpoints.prepare, state, fresh=fresh)
     memory.set_status(vid, "building")
+    clear_failure(checkpoints.folder)
     try:
         await _VideoBuild(memory, vlm, path, info, vid, config, progress, report, speech).run()
-    except BaseException:
+    except BaseException as exc:
+        record_failure(checkpoints.folder, exc, path)  # memtools info and the tools say why, and what to run
         memory.set_status(vid, "failed")
         raise
     report.seconds = round(time.monotonic() - started, 3)

@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from memtools.cli.common import MEMORY_ENV, resolve_memory
+from memtools.cli.common import MEMORY_ENV, Parser, chosen_parser, resolve_memory
 from memtools.errors import MemtoolsError, ToolError
 
 # Module names under memtools.cli, in the order ``memtools --help`` lists them.
@@ -24,7 +24,7 @@ COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "m
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(
+    root = Parser(
         prog="memtools",
         description="Long-term graph memory of videos for LLM agents: build it, inspect it, serve it as tools.",
     )
@@ -66,7 +66,10 @@ def _fewer_malloc_arenas() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     _fewer_malloc_arenas()
-    args = parser().parse_args(argv)
+    root = parser()
+    args, extras = root.parse_known_args(argv)
+    if extras:  # as parse_args does, but from the subcommand that read them (it names the nearest flag)
+        chosen_parser(root, args).error(f"unrecognized arguments: {' '.join(extras)}")
     problem = resolve_memory(args) if getattr(args, "func", None) else None
     if problem:
         print(f"memtools {args.command}: error: {problem}", file=sys.stderr)

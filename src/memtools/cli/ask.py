@@ -70,9 +70,12 @@ def run(args: argparse.Namespace) -> int:
     question, options = args.question, dict(args.option)
     if not options:
         question, options = split_options(question)
+    from memtools.agent.models import reaching_model
+
     with open_memory(args.memory) as memory:
         graph = build_graph(args, memory)
-        state = graph.invoke({"question": question, "options": options, "scope": list(args.video)})
+        with reaching_model(args.model, args.base_url):
+            state = graph.invoke({"question": question, "options": options, "scope": list(args.video)})
         if args.trace is not None:
             from memtools.show.trace import write_trace
             from memtools.tools import MemoryTools

@@ -54,6 +54,20 @@ def trace_path(out: Path, record: dict) -> Path:
     return out / "traces" / safe(record.get("video_key")) / f"{safe(record.get('uid'))}.html"
 
 
+class _Reaching:
+    """The ORA graph, with a model that cannot be used at all (unreachable, key refused) raised as one
+    ``ConfigError`` line, which ends the run (every other question would fail the same way)."""
+
+    def __init__(self, graph, spec: str, base_url: str | None) -> None:
+        self.graph, self.spec, self.base_url = graph, spec, base_url
+
+    def invoke(self, *args, **kwargs):
+        from memtools.agent.models import reaching_model
+
+        with reaching_model(self.spec, self.base_url):
+            return self.graph.invoke(*args, **kwargs)
+
+
 def _pct(correct: int, n: int) -> str:
     return f"{100 * correct / n:5.1f}% ({correct}/{n})" if n else "  n/a"
 
@@ -90,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             bar.update(1)
             bar.set_postfix_str(f"accuracy {100 * right[0] / done[0]:.0f}% of new")
 
-        graph = build_graph(args, memory)
+        graph = _Reaching(build_graph(args, memory), args.model, args.base_url)
         result = run_eval(graph, questions, out, video_ids=memory.video_ids(), video_map=_video_map(args.video_map),
                           concurrency=args.concurrency, on_done=progress)
     s = result.summary()

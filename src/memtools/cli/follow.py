@@ -72,11 +72,18 @@ async def _follow(memory, vlm, args, settings, tiers, afollow):
         print("memtools build: stopping: landing what was seen (Ctrl-C again to abort)", file=sys.stderr)
         stop.set()
 
+    previous = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal)
+        try:
+            loop.add_signal_handler(sig, on_signal)
+        except NotImplementedError:  # Windows' event loops: a plain handler that hands over to the loop
+            previous[sig] = signal.signal(sig, lambda *_: loop.call_soon_threadsafe(on_signal))
     try:
         return await afollow(memory, vlm, args.follow, video_id=args.video_id, config=settings.config, tiers=tiers,
                              fresh=args.fresh, idle_timeout=args.idle_timeout or None, stop=stop)
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
+            if sig in previous:
+                signal.signal(sig, previous[sig])
+            else:
+                loop.remove_signal_handler(sig)

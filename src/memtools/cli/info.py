@@ -6,6 +6,7 @@ import argparse
 
 from memtools.cli.common import add_memory_arg, open_memory
 from memtools.cli.costs import add_prices_arg
+from memtools.store.failures import failed_videos
 from memtools.store.integrity import damage_message, quick_problems
 from memtools.tools.text import hms
 
@@ -53,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
         for vid, entry in sorted(videos.items())[:SHOW_VIDEOS]:
             status = "" if entry.status == "ready" else f" [{entry.status}]"
             print(f"  - {vid} [{hms(entry.duration)}] {entry.title}{status}")
+        for failure in failed_videos(memory.path, manifest)[:SHOW_VIDEOS]:
+            print(f"  {failure.video_id} is failed: {failure.advice(args.memory)}")
         if len(videos) > SHOW_VIDEOS:
             print(f"  … {len(videos) - SHOW_VIDEOS} more; `memtools tool list_videos --memory {args.memory} "
                   f"--offset {SHOW_VIDEOS}` lists the next ones (--query TEXT finds videos by id or title)")

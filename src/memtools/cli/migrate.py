@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from memtools.cli.common import add_memory_arg
 from memtools.errors import ConfigError, StoreError
+from memtools.store.file_lock import try_lock, unlock
 
 ENGINES = ("kuzu", "ladybug")
 COPIED = ("vectors", "frames", "work")  # engine-independent parts of a memory folder
@@ -96,7 +96,10 @@ def _copy_folder(source: Path, target: Path, *, link: bool) -> None:
     for name in COPIED:
         if (source / name).is_dir():
             if link:
-                os.symlink(source.resolve() / name, target / name)
+                try:
+                    os.symlink(source.resolve() / name, target / name, target_is_directory=True)
+                except OSError:  # Windows without the symlink privilege: copy instead
+                    shutil.copytree(source / name, target / name)
             else:
                 shutil.copytree(source / name, target / name)
 
@@ -105,14 +108,12 @@ def _copy_folder(source: Path, target: Path, *, link: bool) -> None:
 def _no_writer(folder: Path) -> Iterator[None]:
     """Hold the memory's writer lock for the whole migration, so no write lands in between."""
     with open(folder / "memtools.lock", "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise ConfigError(f"another process is writing to {folder}; migrate it once that write is done") from None
+        if not try_lock(handle):
+            raise ConfigError(f"another process is writing to {folder}; migrate it once that write is done")
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            unlock(handle)
 
 
 def _switch_in_place(source: Path, target: Path, old_file: str, new_file: str) -> None:

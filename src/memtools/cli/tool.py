@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import get_type_hints
 
+from memtools import background
 from memtools.cli.common import accept_signed_numbers, add_memory_arg, open_memory
 from memtools.errors import ToolError
 from memtools.store.lance_import import import_lancedb
@@ -28,7 +29,7 @@ VECTOR_TOOLS = frozenset({"search_nodes", "search_graph", "search_entities", "se
 WORD_TOOLS = frozenset({"search_nodes", "search_graph"})
 
 
-def _prefetch(modules: tuple[str, ...]) -> threading.Thread:
+def _prefetch(modules: tuple[str, ...]) -> threading.Thread | None:
     def run() -> None:
         for name in modules:
             try:
@@ -39,9 +40,7 @@ def _prefetch(modules: tuple[str, ...]) -> threading.Thread:
             except Exception:  # noqa: BLE001 - the real import reports it
                 pass
 
-    thread = threading.Thread(target=run, name="memtools-import-lancedb", daemon=True)
-    thread.start()
-    return thread
+    return background.start(run, name="memtools-import-lancedb")
 
 
 def flag(name: str) -> str:

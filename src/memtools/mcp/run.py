@@ -34,7 +34,7 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     server = build_server(opened, log_level=level)
     from memtools.mcp.warmup import warm_up
 
-    warm_up(opened)  # the first search then answers in well under a second after `initialize`
+    warming = warm_up(opened)  # the first search then answers in well under a second after `initialize`
     try:
         if not http:
             server.run()
@@ -45,6 +45,8 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         print(f"memtools MCP server for {opened.path} on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
         server.run("streamable-http", host=host, port=port, stateless_http=True, json_response=True)
     finally:
+        if warming is not None:
+            warming.join()  # it uses the memory: let it end before the memory closes
         opened.close()
 
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 import logging
 import threading
 
+from memtools import background
 from memtools.retrieval.root_words import root_words
 from memtools.store import Memory
 
 log = logging.getLogger(__name__)
 
 
-def warm_up(memory: Memory) -> threading.Thread:
-    """Load the query embedder and open the vector table on a daemon thread (started, returned)."""
+def warm_up(memory: Memory) -> threading.Thread | None:
+    """Load the query embedder and open the vector table on a background thread (started, returned;
+    None if the process is exiting). Exit waits for it (``memtools.background``)."""
 
     def run() -> None:
         try:
@@ -29,6 +31,4 @@ def warm_up(memory: Memory) -> threading.Thread:
         except Exception:  # noqa: BLE001 - a warm-up must never take the server down
             log.debug("warm-up of %s failed; the first call will report it", memory.path, exc_info=True)
 
-    thread = threading.Thread(target=run, name="memtools-warm-up", daemon=True)
-    thread.start()
-    return thread
+    return background.start(run, name="memtools-warm-up")

@@ -68,7 +68,7 @@ def writer_pool_mb(path: Path, floor_mb: int) -> int:
         size_mb = 0
     try:
         half_ram_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**21
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):  # AttributeError: no os.sysconf on Windows
         half_ram_mb = 4096
     return max(floor_mb, min(2 * size_mb, half_ram_mb))
 

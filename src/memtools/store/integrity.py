@@ -18,7 +18,6 @@ Two depths:
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
+from memtools.store.file_lock import try_lock, unlock
 from memtools.store.manifest import Manifest, read_manifest
 from memtools.store.problems import Problem, Report
 from memtools.store.problems import first_line as _first_line
@@ -138,9 +138,7 @@ def clear_stale_intent(path: Path) -> bool:
         handle = open(path / LOCK_FILE, "a+")  # noqa: SIM115 - closed below
     except OSError:
         return False
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not try_lock(handle):
         handle.close()
         return False
     try:
@@ -149,7 +147,7 @@ def clear_stale_intent(path: Path) -> bool:
     except OSError:
         return False
     finally:
-        fcntl.flock(handle, fcntl.LOCK_UN)
+        unlock(handle)
         handle.close()
 
 
@@ -360,11 +358,9 @@ def _check_files(path: Path, manifest: Manifest, report: Report) -> None:
         with contextlib.suppress(OSError):
             handle = open(path / LOCK_FILE, "a+")  # noqa: SIM115 - closed below
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(handle, fcntl.LOCK_UN)
-                leftovers.append(INTENT_FILE)
-            except BlockingIOError:
-                pass  # a writer is at work
+                if try_lock(handle):  # else a writer is at work
+                    unlock(handle)
+                    leftovers.append(INTENT_FILE)
             finally:
                 handle.close()
     if leftovers:

@@ -4,13 +4,13 @@ re-scored exactly. A mixin of ``LanceIndex`` (``memtools.store.vectors``)."""
 
 from __future__ import annotations
 
-import atexit
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memtools import background
 from memtools.errors import StoreError
 from memtools.store.base import HitColumns, SearchQuery
 from memtools.store.lance_filter import filter_where, table_at
@@ -19,22 +19,6 @@ from memtools.store.resident import ResidentRows, row_bytes
 log = logging.getLogger(__name__)
 
 ANN_REFINE = 5  # the ANN index proposes 5x the candidates asked for, re-scored exactly (lance's refine_factor)
-
-
-# Background readers stop at the next batch when the interpreter exits, and exit waits for them:
-# lance's runtime aborts the process if a read is still going on as Python shuts down.
-_EXITING = threading.Event()
-_LOADERS: set[threading.Thread] = set()
-_LOADERS_LOCK = threading.Lock()
-
-
-@atexit.register
-def _stop_loaders() -> None:
-    with _LOADERS_LOCK:
-        _EXITING.set()
-        loaders = list(_LOADERS)
-    for thread in loaders:
-        thread.join(timeout=10)
 
 
 HOLD_AT_ONCE_BYTES = 64 << 20  # a table this small (~25k rows) is read at its first search, in ~0.1 s
@@ -114,25 +98,22 @@ class ResidentSearch:
             if self._holding == version:
                 return
             self._holding = version
-        thread = threading.Thread(target=self._hold_quietly, args=(version,), name="memtools-hold-rows", daemon=True)
-        with _LOADERS_LOCK:
-            if _EXITING.is_set():
-                return
-            _LOADERS.add(thread)
-        thread.start()
+        # Exit stops the reader at its next batch and waits for it (``memtools.background``): lance
+        # crashes the process if a read is still going on as Python shuts down.
+        if background.start(self._hold_quietly, version, name="memtools-hold-rows") is None:
+            with self._resident_lock:
+                self._holding = None
 
     def _hold_quietly(self, version: int) -> None:
         try:
             self._hold(version)
         except StoreError as exc:  # lance keeps answering; the next search after a write tries again
-            if not _EXITING.is_set():
+            if not background.EXITING.is_set():
                 log.warning("%s; searches read the table instead", exc)
         finally:
             with self._resident_lock:
                 if self._holding == version:
                     self._holding = None
-            with _LOADERS_LOCK:
-                _LOADERS.discard(threading.current_thread())
 
     def _hold(self, version: int) -> ResidentRows | None:
         held = self._resident
@@ -142,7 +123,7 @@ class ResidentSearch:
         try:
             table = table_at(self._db, "nodes", version)  # its own handle: a refresh cannot move it mid-read
             if table.count_rows() * row_bytes(self.dim) <= self.resident_bytes:
-                rows = ResidentRows.read(table, version, self.dim, stop=_EXITING)
+                rows = ResidentRows.read(table, version, self.dim, stop=background.EXITING)
         except StoreError:
             raise
         except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError

@@ -5,7 +5,6 @@ the engines; this half holds ``_writing()`` (process lock, intent file, graph op
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import shutil
 import threading
 import time
@@ -18,6 +17,7 @@ from memtools.schema import VideoGraph
 from memtools.store import integrity, keyframe_vectors
 from memtools.store.base import VideoWrites
 from memtools.store.entities import entity_rows
+from memtools.store.file_lock import try_lock, unlock
 from memtools.store.graph import writer_pool_mb
 from memtools.store.integrity import INTENT_FILE, LOCK_FILE
 from memtools.store.manifest import VideoEntry, now, read_manifest, write_manifest
@@ -273,17 +273,13 @@ class MemoryWrites(VideoWrites):
             handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - held for the block
             try:
                 deadline = time.monotonic() + self.write_timeout
-                while True:
-                    try:
-                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        break
-                    except BlockingIOError:
-                        if time.monotonic() >= deadline:
-                            raise MemoryBusy(f"another process is writing to {self.path}; try again later") from None
-                        time.sleep(0.1)
+                while not try_lock(handle):
+                    if time.monotonic() >= deadline:
+                        raise MemoryBusy(f"another process is writing to {self.path}; try again later") from None
+                    time.sleep(0.1)
                 yield
             finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+                unlock(handle)
                 handle.close()
 
     @contextlib.contextmanager

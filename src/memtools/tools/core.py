@@ -24,6 +24,7 @@ from memtools.schema import (
     kind_of_id,
 )
 from memtools.store import EdgeRow, Memory
+from memtools.store.failures import build_failure
 from memtools.store.outline import Outline
 from memtools.tools import messages as msg
 from memtools.tools.entities import EntityTools
@@ -126,6 +127,9 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             video_id = ids[0]
         if video_id not in entries:
             raise ToolNotFound(msg.UNKNOWN_VIDEO.format(video_id=video_id, some=", ".join(ids[:5]) or "(none)"))
+        if entries[video_id].status == "failed":
+            advice = build_failure(self.memory.path, video_id).advice(self.memory.path)
+            raise ToolError(msg.VIDEO_FAILED.format(video_id=video_id, advice=advice))
         if entries[video_id].status != "ready":
             raise ToolError(msg.VIDEO_NOT_READY.format(video_id=video_id, status=entries[video_id].status))
         return video_id

@@ -9,6 +9,8 @@ UNKNOWN_VIDEO = ("no video {video_id!r} in this memory; known ids include: {some
                  "Call list_videos (query=... finds ids by title) to find the right one")
 VIDEO_NOT_READY = ("video {video_id!r} is {status}, not ready yet; "
                    "try again later or pick another video from list_videos")
+VIDEO_FAILED = ("video {video_id!r} cannot be read: {advice}. Until a person does, pick another video from "
+                "list_videos")
 BAD_ID = (
     "{what} {node_id!r} does not exist. Ids look like '{example}'; {hint}"
 )
