@@ -5,6 +5,11 @@
 #
 #   bash examples/quickstart.sh [MEMORY_DIR]        (default: sample-memory)
 #
+# It writes only MEMORY_DIR, MEMORY_DIR-show and examples/sample/sample.mp4 (by default all three
+# ignored by git), so the checkout stays clean. The recognised words differ a little from CPU to CPU; the replay
+# leaves them out of its keys and compares them by word error rate, so the memory is the same
+# everywhere. examples/redraw_doc_picture.sh redraws the README's timeline picture from it.
+#
 # With a real model instead of the recording:
 #   memtools build examples/sample/sample.mp4 --memory my-memory --vlm openai:gpt-4o-mini
 set -euo pipefail
@@ -14,6 +19,9 @@ MEMORY=${1:-sample-memory}
 
 "$PYTHON" examples/make_sample_video.py
 memtools build examples/sample/sample.mp4 --memory "$MEMORY" --replay examples/sample/responses.jsonl --fresh
+echo "(The fixes above are on purpose: the sample's recording holds one deliberately malformed answer, as real"
+echo " models give them - wrapped in a markdown fence, a loosely written label, an edge to an id that does not"
+echo " exist - to show what a build repairs and what it leaves out. See examples/sample/record_responses.py.)"
 echo
 echo '$ memtools tool get_summary'
 memtools tool get_summary --memory "$MEMORY"
@@ -35,4 +43,3 @@ memtools tool get_entity_timeline --memory "$MEMORY" --name ball
 echo
 echo '$ memtools show   (open the index.html it names in a browser)'
 memtools show --memory "$MEMORY" --out "$MEMORY-show" --quiet
-cp "$MEMORY-show/timeline-sample.png" docs/sample-timeline.png

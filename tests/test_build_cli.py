@@ -49,7 +49,8 @@ def test_a_replay_without_the_answer_fails_clearly_and_keeps_checkpoints(tmp_pat
     empty.write_text("")
     assert _build(str(video), "--memory", str(tmp_path / "m"), "--replay", str(empty), "-q") == 1
     err = capsys.readouterr().err
-    assert "was not recorded" in err and "run the same command again to resume" in err
+    assert "holds no answer" in err and "with or without --fresh, asks the same question" in err
+    assert "to resume" not in err  # resuming asks the same question: the message says what helps instead
     manifest = json.loads((tmp_path / "m" / MANIFEST).read_text())
     assert manifest["videos"]["clip"]["status"] == "failed"
 

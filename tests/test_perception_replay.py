@@ -23,6 +23,7 @@ from memtools.perception import (
     request_key,
     vlm_from_spec,
 )
+from memtools.perception.replay import ReplayMiss, speech_wer
 
 EXPORTED = {
     "ALLOW_MODEL_REQUESTS_ENV",
@@ -87,6 +88,29 @@ def test_request_key_is_stable_and_sensitive_to_what_matters():
     assert request_key(request(max_tokens=10, temperature=0.7)) == key
 
 
+SPEECH = "- [00:01:40-00:01:46] The red ball hits the stack of boxes, and the boxes fall over."
+HEARD = "- [00:01:40-00:01:47] The red ball hits the stack on boxes, and the boxes fall over."
+
+
+def spoken(speech: str = SPEECH, *, before: str = "Describe the clip.", **kw) -> PerceptionRequest:
+    """A request that quotes recognised speech, as the build's prompts do."""
+    return request(f"{before}\n[SPEECH]\n{speech}\nAnswer in JSON.", speech=speech, **kw)
+
+
+def test_recognised_speech_is_no_part_of_the_key():
+    """A recogniser's words and times vary with the CPU's numerics: the key stands a placeholder in for them."""
+    key = request_key(spoken())
+    assert request_key(spoken(HEARD)) == key
+    assert request_key(spoken(before="Describe the other clip.")) != key  # the rest of the prompt still counts
+    assert request_key(spoken(t=2.0)) != key
+    # the whole prompt's key (recordings made before) differs, and equals the plain key without speech
+    assert request_key(spoken(), with_speech=True) != key
+    plain = request(f"Describe the clip.\n[SPEECH]\n{SPEECH}\nAnswer in JSON.")
+    assert request_key(spoken(), with_speech=True) == request_key(plain)
+    with pytest.raises(ValueError, match="verbatim"):
+        request("Describe the clip.", speech=SPEECH)
+
+
 def test_request_validation_and_labels():
     with pytest.raises(ValueError):
         PerceptionRequest(prompt="x", frames=[(-1.0, b"a")])
@@ -110,7 +134,7 @@ async def test_record_then_replay_round_trip(tmp_path):
     lines = path.read_text().splitlines()
     assert len(lines) == 6
     record = json.loads(lines[0])
-    assert set(record) == {"key", "model", "text", "usage", "finish_reason", "preview"}
+    assert set(record) == {"key", "model", "text", "usage", "finish_reason", "preview", "frames"}  # no speech here
     assert record["preview"].startswith("1 frame 0:00:0")
 
     replay = ReplayVLM(path)
@@ -131,6 +155,53 @@ async def test_unrecorded_request_says_which_and_how_to_record(tmp_path):
     assert request_key(unknown)[:12] in message
     assert "a question nobody recorded" in message
     assert "--record" in message and str(path) in message
+
+
+async def test_a_replay_miss_tells_what_helps_and_what_does_not(tmp_path):
+    path = tmp_path / "perception.jsonl"
+    await RecordingVLM(FunctionVLM(echo), path).complete(request("the prompt of an older version"))
+    with pytest.raises(ReplayMiss) as err:
+        await ReplayVLM(path).complete(request("the prompt of this version", system="You segment videos."))
+    message = str(err.value)
+    assert "these very frames for another prompt" in message and "'You segment videos.'" in message
+    assert "--fresh" in message and "--vlm" in message and "report" in message and "lscpu" in message
+    with pytest.raises(ReplayMiss, match="No recorded request shows these frames"):
+        await ReplayVLM(path).complete(request("the prompt of an older version", t=7.0))
+
+
+async def test_speech_that_differs_a_little_replays_and_other_speech_is_refused(tmp_path):
+    path = tmp_path / "perception.jsonl"
+    await RecordingVLM(FunctionVLM(lambda r: "answer"), path).complete(spoken())
+    assert json.loads(path.read_text())["speech"] == SPEECH
+    replay = ReplayVLM(path)
+    assert (await replay.complete(spoken())).text == "answer" and replay.speech_differences == []
+    assert (await replay.complete(spoken(HEARD))).text == "answer"  # another CPU's numerics
+    (difference,) = replay.speech_differences
+    assert difference.recorded == SPEECH and difference.requested == HEARD and 0 < difference.wer < 0.2
+    other = "- [00:01:40-00:01:46] Welcome back to the show, today we are cooking pasta with tomatoes."
+    with pytest.raises(ReplayMiss) as err:
+        await replay.complete(spoken(other))
+    assert "for other speech" in str(err.value) and "cooking pasta" in str(err.value)
+    assert "boxes fall over" in str(err.value)
+    # a short sentence may lose half its words to numerics and still replay
+    await RecordingVLM(FunctionVLM(lambda r: "short"), path).complete(spoken("- [0-2] A yellow car drives."))
+    assert (await ReplayVLM(path).complete(spoken("- [0-2] A yellow card rhymes."))).text == "short"
+
+
+async def test_recordings_keyed_over_the_whole_prompt_still_replay(tmp_path):
+    """Recordings made before the speech left the key hold keys of the whole prompt."""
+    path = tmp_path / "perception.jsonl"
+    old = spoken()
+    path.write_text(json.dumps({"key": request_key(old, with_speech=True), "text": "old answer"}) + "\n")
+    replay = ReplayVLM(path)
+    assert old in replay and (await replay.complete(old)).text == "old answer"
+    assert spoken(HEARD) not in replay  # such a key is only found for the very same speech
+
+
+def test_speech_wer_ignores_times_case_and_punctuation():
+    assert speech_wer("- [00:00:01-00:00:04] The ball, rolls.", "- u1 [1-5] the ball rolls") == (1 / 3, 1, 3)
+    assert speech_wer("[1-2] a b c d", "[1-2] a b c d") == (0.0, 0, 4)
+    assert speech_wer("", "words") == (1.0, 1, 0)
 
 
 async def test_rerecording_appends_and_the_last_answer_wins(tmp_path):

@@ -4,6 +4,11 @@ A prompt function returns a ``Prompt``: the system text, the user text and the r
 model whose field descriptions are rendered as the output schema. Frames are attached by the
 caller, each labelled with its timestamp. Prompts contain nothing that changes between runs
 (no dates, no paths), so identical inputs make identical requests (replay, checkpoints).
+
+A prompt that quotes recognised speech names that part (``Prompt.speech``, the lines exactly as
+they stand in the text): a recogniser's words and times vary with the CPU's numerics, so the
+request key leaves them out and a replay compares them with a tolerance
+(``memtools.perception.replay``).
 """
 
 from __future__ import annotations
@@ -22,12 +27,14 @@ class Prompt:
     system: str
     text: str
     response_model: type[BaseModel]
+    speech: str = ""
+    """The recognised speech quoted in ``text`` (its lines verbatim), or empty."""
 
     def with_error(self, error: str) -> Prompt:
         """The same prompt with the last answer's problem appended, for a retry."""
         retry = (f"\n\n[YOUR PREVIOUS ANSWER COULD NOT BE USED]\n{error}\n"
                  "Answer again from scratch: output ONLY the JSON, exactly in the format above.")
-        return Prompt(self.system, self.text + retry, self.response_model)
+        return Prompt(self.system, self.text + retry, self.response_model, self.speech)
 
 
 def hms(seconds: float) -> str:
@@ -74,7 +81,7 @@ place or graphics appear. Episodes cover {hms(start)} - {hms(end)} in order, wit
 5. {ending}
 {_speech_section(transcript, SEGMENT_SPEECH)}
 {_output_format(Segmentation)}"""
-    return Prompt(SEGMENT_SYSTEM, text, Segmentation)
+    return Prompt(SEGMENT_SYSTEM, text, Segmentation, transcript)
 
 
 SEGMENT_SPEECH = ("[SPEECH IN THIS STRETCH]\nWhat is said, recognised from the audio, with its time (HH:MM:SS):\n"
@@ -144,7 +151,7 @@ Event -> Entity: HAPPENS_IN (the place); CONTEXT_FOR (background that explains a
    Each edge needs a one-sentence description. Emit only relations you are confident about.
 {_speech_section(transcript, EXTRACT_SPEECH)}
 {_output_format(Subgraph)}"""
-    return Prompt(EXTRACT_SYSTEM, text, Subgraph)
+    return Prompt(EXTRACT_SYSTEM, text, Subgraph, transcript)
 
 
 # --- upward hierarchical aggregation (Fig. 9) ------------------------------------------------------

@@ -12,6 +12,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Severity = Literal["repaired", "dropped", "fallback"]
+MEANING = {"repaired": "fixed, kept", "dropped": "left out", "fallback": "whole answer unusable, stand-in used"}
+SHOWN_ISSUES = 3
+"""Issues listed in the summary per video; the build report lists them all."""
 
 
 class Issue(BaseModel):
@@ -65,10 +68,12 @@ class VideoReport(BaseModel):
         if self.skipped:
             return [f"{self.video_id}: already built and unchanged (use --fresh to rebuild)"]
         lines = [line]
-        counts = self.issue_counts()
-        if counts:
-            lines.append("  model output: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-                         + " (details in the build report)")
+        if self.issues:
+            lines.append(f"  model output: {_tally(self.issue_counts(), meaning=True)}; "
+                         "the rest is stored as answered:")
+            lines += [f"    {i.stage} {i.step} ({i.severity}): {i.detail}" for i in self.issues[:SHOWN_ISSUES]]
+            if len(self.issues) > SHOWN_ISSUES:
+                lines.append(f"    ... and {len(self.issues) - SHOWN_ISSUES} more in the build report")
         return lines
 
 
@@ -101,15 +106,19 @@ class BuildSummary(BaseModel):
                      f"{totals.get('edges', 0)} edges")
         lines.append(f"Model: {usage.calls} calls ({usage.cached_calls} reused from checkpoints, "
                      f"{usage.retries} retries), {usage.input_tokens:,} input + {usage.output_tokens:,} output tokens")
-        repaired = sum(issues.values())
-        lines.append("Repairs: " + (", ".join(f"{n} {k}" for k, n in sorted(issues.items())) if repaired
-                                    else "none needed"))
+        lines.append("Repairs of model output: " + (f"{_tally(issues)} (each listed in the report)" if issues
+                                                    else "none needed"))
         for path in report_paths or []:
             lines.append(f"Report: {path}")
         lines.append("Next:")
         lines.append(f"  memtools tool get_summary --memory {memory_path}")
         lines.append(f"  memtools tool search_nodes --memory {memory_path} --query \"...\"")
         return "\n".join(lines)
+
+
+def _tally(counts: dict[str, int], *, meaning: bool = False) -> str:
+    """``2 repaired (fixed, kept), 1 dropped (left out)``: the severities in the order they matter."""
+    return ", ".join(f"{counts[k]} {k}" + (f" ({MEANING[k]})" if meaning else "") for k in MEANING if counts.get(k))
 
 
 def _duration(seconds: float) -> str:

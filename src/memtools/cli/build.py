@@ -77,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from memtools.build.settings import resolve_settings, vlm_from_settings
     from memtools.cli.costs import budget_from_args
     from memtools.costs import PriceTable
+    from memtools.perception.replay import ReplayMiss
     from memtools.video import probe
 
     if args.video_id and len(args.videos) > 1:
@@ -118,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         except BudgetExceeded as exc:
             raise BudgetExceeded(f"{exc}\nFinished steps are checkpointed: run the same command again (with a larger "
                                  "budget) to resume.") from exc
+        except ReplayMiss:
+            raise  # its message says what to do; resuming would ask the same question
         except (PerceptionError, SpeechError) as exc:
             raise type(exc)(f"{exc}\nFinished steps are checkpointed: run the same command again to resume."
                             ) from exc

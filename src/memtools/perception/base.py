@@ -8,6 +8,11 @@ A request carries frames as ``(t seconds, JPEG bytes)``; every backend puts a te
 with the frame's time (``frame_label``) before each image, so the model can answer with
 timestamps. ``request_key`` is the stable identity of a request, used to record and
 replay responses.
+
+What a local model computed in floating point is never part of that identity: recognised
+speech quoted in a prompt (``PerceptionRequest.speech``) differs between CPUs (faster-whisper's
+kernels follow the instruction set), so the key stands a placeholder in for it and
+``ReplayVLM`` compares the speech itself, by word error rate.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memtools.errors import PerceptionError
 
@@ -50,6 +55,9 @@ class PerceptionRequest(BaseModel):
     json_mode: bool = Field(default=False, description="Ask for a JSON object without a schema.")
     max_tokens: int = Field(default=2048, ge=1)
     temperature: float | None = Field(default=None, ge=0, description="None leaves the server's default.")
+    speech: str = Field(default="", description=(
+        "Recognised speech quoted verbatim in ``prompt`` (a transcript from a local recogniser, whose words and times "
+        "vary with the CPU's numerics). ``request_key`` leaves it out; ``ReplayVLM`` compares it by word error rate."))
 
     @field_validator("frames")
     @classmethod
@@ -60,6 +68,12 @@ class PerceptionRequest(BaseModel):
             if not data:
                 raise ValueError(f"the frame at {t}s has no image bytes")
         return frames
+
+    @model_validator(mode="after")
+    def _speech_in_prompt(self) -> PerceptionRequest:
+        if self.speech and self.speech not in self.prompt:
+            raise ValueError("speech must be quoted verbatim in the prompt (it stands for that part of it)")
+        return self
 
     @property
     def wants_json(self) -> bool:
@@ -225,20 +239,36 @@ def image_mime(data: bytes) -> str:
     return "image/png" if data.startswith(b"\x89PNG") else "image/jpeg"
 
 
-def request_key(request: PerceptionRequest) -> str:
+SPEECH_PLACEHOLDER = "<recognised speech>"
+"""What ``request_key`` hashes in place of ``PerceptionRequest.speech``."""
+
+
+def request_key(request: PerceptionRequest, *, with_speech: bool = False) -> str:
     """A stable sha256 of what determines the answer: system, prompt, frames (time to the
     millisecond and image hash), JSON schema and mode. Not ``max_tokens`` nor
-    ``temperature``, so a recording survives tuning them."""
+    ``temperature``, so a recording survives tuning them, and not the recognised speech
+    (``request.speech``, replaced by a placeholder in the prompt), so a recording replays on
+    any CPU. ``with_speech=True`` hashes the prompt as it is (the key recordings made before
+    the speech was left out carry; the same key when a request quotes no speech)."""
+    prompt = request.prompt
+    if request.speech and not with_speech:
+        prompt = prompt.replace(request.speech, SPEECH_PLACEHOLDER)
     canonical = {
         "v": 1,
         "system": request.system,
-        "prompt": request.prompt,
+        "prompt": prompt,
         "frames": [[f"{t:.3f}", hashlib.sha256(data).hexdigest()] for t, data in request.frames],
         "json_schema": request.json_schema,
         "json_mode": request.json_mode,
     }
     text = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+def frames_key(request: PerceptionRequest) -> str:
+    """A sha256 of the frames alone (times and images): which stretch of which video a request shows."""
+    canonical = [[f"{t:.3f}", hashlib.sha256(data).hexdigest()] for t, data in request.frames]
+    return hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode()).hexdigest()
 
 
 def request_preview(request: PerceptionRequest, width: int = 80) -> str:
