@@ -70,3 +70,13 @@ def test_first_query_of_a_process_does_not_import_torch():
                          env={"HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["384", "False", "False"]
+
+
+def test_batched_documents_match_torch_in_any_order(reference):
+    """Many batches of mixed lengths (run one batch per core): each row is its own text's vector."""
+    texts = [f"step {i}: " + " ".join(["the cook stirs the onions"] * (i % 9)) for i in range(40)] + TEXTS
+    fast = TransformersEmbedder(batch_size=3)  # engine="auto": documents go through numpy too
+    a, b = fast.embed_documents(texts), reference.embed_documents(texts)
+    assert float((a * b).sum(1).min()) >= 0.999
+    np.testing.assert_allclose(fast.embed_documents(texts[::-1]), a[::-1], atol=1e-5)
+    np.testing.assert_allclose(a[7], fast.embed_query(texts[7]), atol=1e-5)

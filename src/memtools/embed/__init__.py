@@ -1,27 +1,32 @@
 """Embedders: the ``Embedder`` seam and its backends.
 
-    TransformersEmbedder   local Hugging Face model (default: all-MiniLM-L6-v2, offline bundle)
+    TransformersEmbedder   local Hugging Face model (default: all-MiniLM-L6-v2 on plain numpy)
     OpenAIEmbedder         any OpenAI-compatible ``/embeddings`` endpoint
     TestEmbedder           deterministic feature hashing, for tests
 
 Image-text embedders (keyframes and text queries in one space) live in ``memtools.embed.images``.
 
-torch and transformers are imported only when a local model is first used, and httpx only when
-``OpenAIEmbedder`` is (a cold ``memtools tool search_nodes`` needs neither).
+The default model runs without torch; torch and transformers (``memtools[torch]``) are imported
+only when a model that needs them is first used, and httpx only when ``OpenAIEmbedder`` is (a
+cold ``memtools tool search_nodes`` needs neither). Where the default model's files come from:
+``memtools.embed.weights``.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 from memtools.embed.base import Embedder, normalize
 from memtools.embed.images import ImageEmbedder, TestImageEmbedder, image_embedder_for_name, image_embedder_from_spec
 from memtools.embed.testing import TestEmbedder
 from memtools.embed.transformers import TransformersEmbedder, default_embedder
+from memtools.embed.weights import DEFAULT_MODEL_ID
 from memtools.errors import ConfigError
 
 SPEC_FORMS = (
     "'default' (all-MiniLM-L6-v2)",
+    "'default:<folder holding it>'",
     "'hf:<hub id or local folder>'",
     "'openai:<model>'",
     "'test' or 'test:<dim>'",
@@ -39,14 +44,17 @@ def embedder_from_spec(
     """Build an embedder from a short string, e.g. from a CLI flag or a config file.
 
     ``default`` returns the shared ``default_embedder()`` (a fresh one when ``device`` is
-    given). ``base_url`` and ``api_key_env`` apply to ``openai:``; ``device`` to ``default``
-    and ``hf:``. Embedder names round-trip: ``openai:M`` and ``test:hash-64`` are accepted
-    as written, and ``hf:`` + a ``TransformersEmbedder.name`` reloads that model.
+    given); ``default:FOLDER`` the default model read from a copy in FOLDER (same name).
+    ``base_url`` and ``api_key_env`` apply to ``openai:``; ``device`` to ``default`` and ``hf:``.
+    Embedder names round-trip: ``openai:M`` and ``test:hash-64`` are accepted as written, and
+    ``hf:`` + a ``TransformersEmbedder.name`` reloads that model.
     """
     spec = spec.strip()
     kind, _, arg = spec.partition(":")
     if spec == "default":
         return default_embedder() if device is None else TransformersEmbedder(device=device)
+    if kind == "default" and arg:
+        return TransformersEmbedder(os.path.expanduser(arg), device=device, name=DEFAULT_MODEL_ID)
     if kind == "hf" and arg:
         return TransformersEmbedder(arg, device=device)
     if kind == "openai" and arg:

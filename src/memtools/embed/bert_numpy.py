@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -39,17 +41,37 @@ def supports(folder: str | Path) -> bool:
             and config.get("position_embedding_type", "absolute") == "absolute")
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
-    """erf to ~1e-7 (Abramowitz & Stegun 7.1.26); numpy has no erf of its own."""
-    sign = np.sign(x)
-    a = np.abs(x)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return sign * (1.0 - poly * np.exp(-a * a))
+_ERF_POLY = [np.float32(c) for c in (1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592)]
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + _erf(x * np.float32(1 / math.sqrt(2))))
+    """Exact (erf) GELU, in place on ``x``: erf to ~1e-7 by Abramowitz & Stegun 7.1.26 (numpy has
+    no erf of its own), written with ``out=`` so a batch makes two temporaries, not a dozen."""
+    a = np.abs(x) * np.float32(1 / math.sqrt(2))
+    t = a * np.float32(0.3275911)
+    t += 1.0
+    np.reciprocal(t, out=t)
+    poly = t * _ERF_POLY[0]
+    for c in _ERF_POLY[1:]:
+        poly += c
+        poly *= t
+    np.square(a, out=a)
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    poly *= a  # 1 - erf(|x|/sqrt 2)
+    poly -= 1.0
+    poly *= -np.sign(x)  # erf(x/sqrt 2)
+    poly += 1.0
+    poly *= 0.5
+    x *= poly
+    return x
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 class NumpyBert:
@@ -98,34 +120,78 @@ class NumpyBert:
             ))
 
     def _norm(self, x: np.ndarray, params: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + self.eps) * params[0] + params[1]
+        """LayerNorm over the last axis, in place on ``x`` (a fresh intermediate every time)."""
+        x -= x.mean(-1, keepdims=True)
+        var = np.einsum("ij,ij->i", x, x)[:, None] / np.float32(x.shape[-1])
+        x /= np.sqrt(var + np.float32(self.eps))
+        x *= params[0]
+        x += params[1]
+        return x
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length mean-pooled vectors, one row per text (texts of similar length batch best)."""
-        encodings = self.tokenizer.encode_batch(texts)
-        length = max(len(e.ids) for e in encodings)
-        ids = np.full((len(texts), length), self.pad_id, dtype=np.int64)
-        mask = np.zeros((len(texts), length), dtype=np.float32)
-        for row, enc in enumerate(encodings):
-            ids[row, :len(enc.ids)] = enc.ids
-            mask[row, :len(enc.ids)] = 1.0
-        batch, dim, heads = len(texts), self.dim, self.heads
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        """Unit-length mean-pooled vectors, one row per text, in the order given.
+
+        All texts are tokenised at once, then run in batches of similar token counts (longest
+        first), so a batch carries little padding and an out-of-memory error shows up early.
+        """
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        ids = [e.ids for e in self.tokenizer.encode_batch(texts)]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]), reverse=True)
+        chunks = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+        def run(chunk: list[int]) -> None:
+            out[chunk] = self._forward([ids[i] for i in chunk])
+
+        workers = min(len(chunks), _cpus())
+        if workers <= 1:
+            for chunk in chunks:
+                run(chunk)
+        else:  # numpy releases the GIL in its products: one batch per core, each on one BLAS thread
+            with ThreadPoolExecutor(workers, thread_name_prefix="memtools-bert") as pool:
+                list(pool.map(run, chunks))
+        return out
+
+    def _forward(self, rows: list[list[int]]) -> np.ndarray:
+        batch, length = len(rows), max(len(r) for r in rows)
+        ids = np.full((batch, length), self.pad_id, dtype=np.int64)
+        mask = np.zeros((batch, length), dtype=np.float32)
+        for row, tokens in enumerate(rows):
+            ids[row, :len(tokens)] = tokens
+            mask[row, :len(tokens)] = 1.0
+        dim, heads = self.dim, self.heads
         head_dim = dim // heads
-        x = self.word[ids] + self.position[:length] + self.token_type
-        x = self._norm(x, self.embed_norm).reshape(batch * length, dim)
+        x = self.word[ids]
+        x += self.position[:length]
+        x += self.token_type
+        x = self._norm(x.reshape(batch * length, dim), self.embed_norm)
+        padded = bool(mask.min() == 0.0)
         bias = ((1.0 - mask) * np.float32(-1e9))[:, None, None, :]
         scale = np.float32(1 / math.sqrt(head_dim))
         for qkv, qkv_b, out_w, out_b, norm1, in_w, in_b, ff_w, ff_b, norm2 in self.layers:
-            q, k, v = np.split((x @ qkv + qkv_b).reshape(batch, length, 3, heads, head_dim), 3, axis=2)
-            q, k, v = (t[:, :, 0].transpose(0, 2, 1, 3) for t in (q, k, v))
-            scores = (q @ k.transpose(0, 1, 3, 2)) * scale + bias
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            h = x @ qkv
+            h += qkv_b
+            h = h.reshape(batch, length, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)  # (3, B, H, L, D)
+            q, k, v = h[0], h[1], h[2]
+            scores = q @ k.transpose(0, 1, 3, 2)
+            scores *= scale
+            if padded:
+                scores += bias
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
             scores /= scores.sum(-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * length, dim)
-            x = self._norm(context @ out_w + out_b + x, norm1)
-            x = self._norm(_gelu(x @ in_w + in_b) @ ff_w + ff_b + x, norm2)
+            h = context @ out_w
+            h += out_b
+            h += x
+            x = self._norm(h, norm1)
+            h = x @ in_w
+            h += in_b
+            h = _gelu(h) @ ff_w
+            h += ff_b
+            h += x
+            x = self._norm(h, norm2)
         hidden = x.reshape(batch, length, dim)
         pooled = (hidden * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
         return normalize(pooled.astype(np.float32))

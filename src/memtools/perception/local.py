@@ -27,13 +27,13 @@ from memtools.perception.base import (
     frame_label,
 )
 
-_INSTALL_HINT = "pip install torch transformers pillow"
+_INSTALL_HINT = "pip install 'memtools[local]' (CPU build: add --extra-index-url https://download.pytorch.org/whl/cpu)"
 
 
 def _import_torch() -> Any:
     try:
         import torch
-    except ImportError as exc:  # pragma: no cover - torch is a core dependency
+    except ImportError as exc:  # a base install: torch comes with memtools[local]
         raise ConfigError(f"the local VLM needs PyTorch: {_INSTALL_HINT}") from exc
     return torch
 
@@ -106,7 +106,7 @@ class LocalVLM(BaseVLM):
         check_model_requests_allowed(f"loading local model {self.model_id}")
         try:
             from transformers import AutoModelForImageTextToText, AutoProcessor
-        except ImportError as exc:  # pragma: no cover - transformers is a core dependency
+        except ImportError as exc:  # a base install: transformers comes with memtools[local]
             raise ConfigError(f"the local VLM needs transformers: {_INSTALL_HINT}") from exc
         if self.model_id is None:  # pragma: no cover - the constructor requires a model id without model=
             raise ConfigError("LocalVLM needs a model id or path to load")
