@@ -11,16 +11,12 @@ import json
 
 import anyio
 import pytest
-from mcp import Client
-from mcp.shared.exceptions import MCPError
 from mcp.types import ImageContent, ResourceLink, TextContent
 
-from mcp_support import VALID_CALLS, jpeg, shared_memory
+from mcp_support import MODES, VALID_CALLS, Client, MCPError, jpeg, shared_memory
 from memtools.mcp import MAX_RESULT_CHARS, build_server
 from memtools.mcp.adapter import FramesOut, output_model
 from memtools.tools import TOOL_SPECS
-
-MODES = ["auto", "legacy"]
 
 
 @pytest.fixture(scope="module")

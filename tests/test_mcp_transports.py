@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 from mcp.types import ImageContent, ResourceLink
 
-from mcp_support import VALID_CALLS, console_script, http_server, jpeg, mcp_command, shared_memory
+from mcp_support import VALID_CALLS, Client, console_script, http_server, jpeg, mcp_command, shared_memory
 from memtools.tools import TOOL_SPECS
 
 pytestmark = pytest.mark.slow
