@@ -1,15 +1,21 @@
-"""Shared by the ``test_mcp_*`` files: a small memory with keyframes, and servers run as subprocesses.
+"""Shared by the ``test_mcp_*`` files: a small memory with keyframes, servers run as subprocesses, and one client API.
 
 ``make_memory`` writes ``kitchen_graph()`` plus twelve keyframes (one every 30 s, real JPEGs
 under ``frames/<video>/``) with the deterministic ``TestEmbedder``, so servers started in
 other processes reload the same embedder from the manifest. Keyframes are embedded with
 the colour-honest ``TestImageEmbedder``, so ``search_frames`` works in every front end.
+
+``Client``, ``MCPError`` and ``MODES`` let the same tests run on both MCP SDK majors: on mcp 2.x
+they are the SDK's own (``mcp.Client`` in both connection modes); on mcp 1.x ``Client`` is a
+``ClientSession`` over the same transports (in-memory JSON-RPC, stdio, streamable HTTP) whose
+results read with 2.x's snake_case names (``result.is_error``), as the tests are written.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -18,13 +24,16 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import cv2
 import httpx
 import numpy as np
+from pydantic import BaseModel
 
 from memtools.embed.images import TestImageEmbedder
 from memtools.embed.testing import TestEmbedder
+from memtools.mcp.sdk import SDK_MAJOR
 from memtools.schema import Keyframe, VideoGraph, keyframe_id
 from memtools.store import Memory
 from memtools.testing import kitchen_graph
@@ -137,3 +146,98 @@ def http_server(memory: Path, timeout: float = 60.0) -> Iterator[str]:
             proc.kill()
             proc.wait()
         log.close()
+
+
+# --- one client API on both SDK majors ---------------------------------------------------
+
+
+class _Snake:
+    """A 1.x wire model read with 2.x's attribute names (``is_error`` -> ``isError``); ``isinstance`` sees its type."""
+
+    __slots__ = ("_model",)
+
+    def __init__(self, model: BaseModel) -> None:
+        object.__setattr__(self, "_model", model)
+
+    @property  # type: ignore[misc]  # isinstance() falls back on __class__
+    def __class__(self) -> type:
+        return type(self._model)
+
+    def __getattr__(self, name: str) -> Any:
+        camel = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
+        return _snake(getattr(self._model, camel if camel in type(self._model).model_fields else name))
+
+    def __repr__(self) -> str:
+        return repr(self._model)
+
+
+def _snake(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return _Snake(value)
+    return [_snake(v) for v in value] if isinstance(value, list) else value
+
+
+def v2_names(model: BaseModel) -> Any:
+    """A wire model (e.g. a ``CallToolResult`` built by the adapter) read with 2.x's attribute names on either SDK."""
+    return model if SDK_MAJOR == 2 else _Snake(model)
+
+
+class Mcp1Client:
+    """``mcp.Client``'s constructor and methods, on mcp 1.x: a server object, ``StdioServerParameters`` or a URL."""
+
+    def __init__(self, target: Any, mode: str = "memory") -> None:
+        self.target = target
+        self.instructions: str | None = None
+        self._stack = contextlib.AsyncExitStack()
+
+    async def __aenter__(self) -> Mcp1Client:
+        import anyio
+        from mcp import ClientSession, StdioServerParameters, stdio_client
+        from mcp.client import streamable_http
+        from mcp.shared.memory import create_client_server_memory_streams
+
+        stack = await self._stack.__aenter__()
+        try:
+            if isinstance(self.target, StdioServerParameters):
+                read, write = await stack.enter_async_context(stdio_client(self.target))
+            elif isinstance(self.target, str):
+                http = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
+                read, write, _ = await stack.enter_async_context(http(self.target))
+            else:  # a server in this process, over JSON-RPC on memory streams (2.x's "legacy" mode)
+                lowlevel = self.target._mcp_server
+                (read, write), (server_read, server_write) = await stack.enter_async_context(
+                    create_client_server_memory_streams())
+                tasks = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(tasks.cancel_scope.cancel)
+                tasks.start_soon(lambda: lowlevel.run(server_read, server_write,
+                                                      lowlevel.create_initialization_options()))
+            self.session = await stack.enter_async_context(ClientSession(read, write))
+            self.instructions = (await self.session.initialize()).instructions
+        except BaseException:
+            await self._stack.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self._stack.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:  # list_tools, call_tool, read_resource, get_prompt, ...
+        method = getattr(self.session, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return _snake(await method(*args, **kwargs))
+
+        return call
+
+
+if SDK_MAJOR == 2:
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    MODES = ["auto", "legacy"]
+    """``Client(server, mode=...)``: 2.x's direct dispatcher (protocol 2026-07-28) and JSON-RPC on memory streams."""
+else:
+    from mcp.shared.exceptions import McpError as MCPError  # noqa: F401 - imported by the tests
+
+    Client = Mcp1Client  # type: ignore[assignment,misc]
+    MODES = ["memory"]

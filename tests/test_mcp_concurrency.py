@@ -8,9 +8,9 @@ import tempfile
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 
-from mcp_support import BUSY, VALID_CALLS, console_script, make_memory, mcp_command
+from mcp_support import BUSY, VALID_CALLS, Client, console_script, make_memory, mcp_command
 from memtools.mcp.adapter import ERROR_KIND_META
 
 pytestmark = pytest.mark.slow

@@ -1,67 +1,74 @@
-"""A third-party client: langchain-mcp-adapters loads the tools from the stdio server and calls search_nodes.
+"""A third-party client in the same environment: langchain-mcp-adapters loads and calls the tools.
 
-langchain-mcp-adapters is written against mcp 1.x: 0.3.2 (the latest) pins ``mcp<2``, and
-0.3.1 (what ``pip install memtools[dev]`` resolves next to mcp 2.3) fails to import
-(``mcp.shared.context.RequestContext`` is gone). So the client runs in an interpreter where it
-works: this one when the import succeeds, else ``$MEMTOOLS_MCP1_PYTHON``, a venv made with
-``pip install langchain-mcp-adapters "mcp<2"``. The server always runs here, on mcp 2.x,
-which is the realistic pairing: an app pinned to mcp 1.x calling our server over stdio.
+This is how LangChain and LangGraph apps load MCP tools. langchain-mcp-adapters (0.3.2, the
+latest) requires ``mcp<2``, and memtools serves on mcp 1.x as on 2.x, so ``pip install memtools
+langchain-mcp-adapters`` is one working environment; this test runs there (the dev install).
+On mcp 2.x (``scripts/test-mcp2.sh``) the adapters cannot be installed and it is skipped.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
+import base64
 
 import pytest
 
-from mcp_support import mcp_command, shared_memory
+from mcp_support import http_server, jpeg, mcp_command, shared_memory
 from memtools.tools import TOOL_SPECS
+
+adapters = pytest.importorskip("langchain_mcp_adapters.client", exc_type=ImportError,
+                               reason="langchain-mcp-adapters needs mcp<2 (installed with memtools[dev] on mcp 1.x)")
+from langchain_mcp_adapters.tools import load_mcp_tools  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-CLIENT = """
-import asyncio, json, sys
-from langchain_mcp_adapters.client import MultiServerMCPClient
-from langchain_mcp_adapters.tools import load_mcp_tools
 
-async def main():
-    client = MultiServerMCPClient({"memtools": {"command": sys.argv[1], "args": sys.argv[2:], "transport": "stdio"}})
+@pytest.fixture(scope="module")
+def memory_path(tmp_path_factory):
+    return shared_memory(tmp_path_factory)
+
+
+def call(name: str, args: dict) -> dict:
+    """A tool call as a chat model emits it (the tool then answers with a ToolMessage: content + artifact)."""
+    return {"name": name, "args": args, "id": f"call-{name}", "type": "tool_call"}
+
+
+def text(message) -> str:
+    return "\n".join(b["text"] for b in message.content if b["type"] == "text")
+
+
+async def test_multi_server_client_loads_and_calls_the_tools_over_stdio(memory_path):
+    command, args = mcp_command(memory_path)
+    client = adapters.MultiServerMCPClient({"memtools": {"command": command, "args": args, "transport": "stdio"}})
     async with client.session("memtools") as session:  # one server process for every call
         tools = {t.name: t for t in await load_mcp_tools(session)}
+        assert sorted(tools) == sorted(TOOL_SPECS)
         search = tools["search_nodes"]
-        schema = search.args_schema if isinstance(search.args_schema, dict) else search.args_schema.model_json_schema()
-        found = await search.ainvoke({"query": "the cook covers the burning pan with a lid", "top_k": 3})
-        try:
-            bad = str(await search.ainvoke({"query": "pan", "top_k": 500}))
-        except Exception as exc:
-            bad = f"{type(exc).__name__}: {exc}"
-    print(json.dumps({"tools": sorted(tools), "schema": schema, "found": str(found), "bad": bad}))
+        assert search.args_schema["properties"]["top_k"]["maximum"] == 50 and search.args_schema["required"] == [
+            "query"]
 
-asyncio.run(main())
-"""
+        found = await search.ainvoke(call("search_nodes", {"query": "the cook covers the burning pan with a lid",
+                                                           "top_k": 3}))
+        assert "match(es)" in text(found) and "kitchen/macro_0002" in text(found)
+        hits = found.artifact["structured_content"]["hits"]
+        assert len(hits) == 3 and "kitchen/macro_0002" in [h["id"] for h in hits]
+
+        bad = await search.ainvoke(call("search_nodes", {"query": "pan", "top_k": 500}))
+        assert "top_k should be less than or equal to 50; you passed 500" in text(bad)
+
+        frames = await tools["inspect_frames"].ainvoke(call("inspect_frames", {
+            "video_id": "kitchen", "start_sec": 100, "end_sec": 200, "max_frames": 3}))
+        images = [base64.b64decode(b["base64"]) for b in frames.content if b["type"] == "image" and "base64" in b]
+        assert images == [jpeg(5), jpeg(6), jpeg(7)]  # the frames themselves, as LangChain image blocks
+        assert "Frame 1/3" in text(frames) and "kitchen/macro_0001" in text(frames)
+
+    prompt = await client.get_prompt("memtools", "answer_video_question",
+                                      arguments={"question": "Why did the pan catch fire?", "video_id": "kitchen"})
+    assert "Why did the pan catch fire?" in prompt[0].content and "get_summary(video_id='kitchen')" in prompt[0].content
 
 
-def client_python() -> str:
-    try:
-        import langchain_mcp_adapters.client  # noqa: F401
-    except ImportError as exc:
-        if os.environ.get("MEMTOOLS_MCP1_PYTHON"):
-            return os.environ["MEMTOOLS_MCP1_PYTHON"]
-        pytest.skip(f"langchain-mcp-adapters does not import next to mcp 2.x ({exc}); set MEMTOOLS_MCP1_PYTHON "
-                    "to a python with `pip install langchain-mcp-adapters 'mcp<2'` to run this test")
-    return sys.executable
-
-
-def test_langchain_mcp_adapters_loads_and_calls_search_nodes(tmp_path_factory):
-    python = client_python()
-    command, args = mcp_command(shared_memory(tmp_path_factory))
-    done = subprocess.run([python, "-c", CLIENT, command, *args], capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert out["tools"] == sorted(TOOL_SPECS)
-    assert out["schema"]["properties"]["top_k"]["maximum"] == 50 and out["schema"]["required"] == ["query"]
-    assert "kitchen/macro_0002" in out["found"] and "match(es)" in out["found"]
-    assert "less than or equal to 50" in out["bad"]
+async def test_multi_server_client_over_streamable_http(memory_path):
+    with http_server(memory_path) as url:
+        client = adapters.MultiServerMCPClient({"memtools": {"url": url, "transport": "streamable_http"}})
+        tools = {t.name: t for t in await client.get_tools()}
+        summary = await tools["get_summary"].ainvoke(call("get_summary", {"video_id": "kitchen"}))
+    assert "Cooking stir-fry" in text(summary) and summary.artifact["structured_content"]["video_id"] == "kitchen"

@@ -6,6 +6,7 @@ import json
 
 from mcp.types import ImageContent, ResourceLink, TextContent
 
+from mcp_support import v2_names
 from memtools.mcp import adapter, limits
 from memtools.mcp.adapter import FramesOut, frames_result, tool_result
 from memtools.tools import FrameItem, Frames, SearchHit, SearchResult
@@ -36,7 +37,7 @@ def test_structured_content_keeps_its_shape_when_shrunk():
 def test_a_huge_tool_result_stays_within_the_limits():
     hits = [SearchHit(id=f"v/macro_{i:04d}", kind="macro", video_id="v", t_start=i, t_end=i + 1,
                       text="a long description " * 100, score=0.5) for i in range(500)]
-    result = tool_result(SearchResult(query="q", mode="hybrid", hits=hits))
+    result = v2_names(tool_result(SearchResult(query="q", mode="hybrid", hits=hits)))
     text = result.content[0].text
     assert len(text) <= limits.TEXT_LIMIT
     assert len(json.dumps(result.structured_content)) <= limits.STRUCTURED_LIMIT
@@ -57,7 +58,7 @@ def test_frames_past_the_image_budget_become_links_only(monkeypatch):
         FrameItem(t=float(t), macro_id="v/macro_0000", macro_label="Chopping", source="keyframe",
                   keyframe_id=f"v/kf_{i:04d}", path=f"frames/v/kf_{i:04d}.jpg") for i, t in enumerate((0, 30, 60), 1)
     ], images=[b"\xff\xd8" + b"j" * 1000] * 3)
-    result = frames_result(frames)
+    result = v2_names(frames_result(frames))
     images = [b for b in result.content if isinstance(b, ImageContent)]
     links = [b for b in result.content if isinstance(b, ResourceLink)]
     captions = [b.text for b in result.content[1:] if isinstance(b, TextContent)]
@@ -71,6 +72,6 @@ def test_frames_past_the_image_budget_become_links_only(monkeypatch):
 def test_decoded_frames_link_to_the_frame_at_their_time():
     frames = Frames(video_id="v", start_sec=0, end_sec=10, images=[b"\xff\xd8"],
                     frames=[FrameItem(t=4.25, source="video")])
-    result = frames_result(frames)
+    result = v2_names(frames_result(frames))
     assert result.structured_content["frames"][0]["uri"] == "memtools://videos/v/frames/4.250"
     assert "Frame 1/1 at 0:00:04 (4.2 s)" in result.content[1].text

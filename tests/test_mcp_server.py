@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
+import re
 
 import anyio
 import pytest
-from mcp import Client
-from mcp.shared.exceptions import MCPError
-from mcp.types import ImageContent, ResourceLink, TextContent
+from mcp.types import INVALID_PARAMS, ImageContent, ResourceLink, TextContent
 
-from mcp_support import VALID_CALLS, jpeg, shared_memory
+from mcp_support import MODES, VALID_CALLS, Client, MCPError, jpeg, shared_memory
 from memtools.mcp import MAX_RESULT_CHARS, build_server
 from memtools.mcp.adapter import FramesOut, output_model
 from memtools.tools import TOOL_SPECS
-
-MODES = ["auto", "legacy"]
 
 
 @pytest.fixture(scope="module")
@@ -153,6 +151,24 @@ async def test_answer_prompt_carries_the_ora_strategy(connect):
         assert got.messages[0].role == "user"
         assert "Why did the pan catch fire?" in text and "get_summary(video_id='kitchen')" in text
         assert "DESCRIPTIVE STATEMENT" in text and "get_relations" in text
+
+
+@pytest.mark.parametrize("name, arguments, message", [
+    ("answer_video_question", {}, "prompt answer_video_question: missing required argument 'question' for "
+                                  "answer_video_question"),
+    ("answer_video_question", {"qestion": "Why?"}, "unknown argument 'qestion' for answer_video_question (did you mean "
+                                                  "'question'?); its arguments are: question, video_id"),
+    ("answer_video_qestion", {"question": "Why?"}, "unknown prompt 'answer_video_qestion' (did you mean "
+                                                  "'answer_video_question'?); the prompts are: answer_video_question"),
+])
+async def test_bad_prompt_requests_are_invalid_params_errors_that_say_why(connect, caplog, name, arguments, message):
+    with caplog.at_level(logging.INFO):
+        async with connect() as client:
+            with pytest.raises(MCPError, match=re.escape(message)) as raised:
+                await client.get_prompt(name, arguments)
+            assert raised.value.error.code == INVALID_PARAMS
+            assert (await client.get_prompt("answer_video_question", {"question": "Why?"})).messages
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]  # a client's mistake
 
 
 HUGE = "x" * 100_000

@@ -7,15 +7,12 @@ touching this file; ``VALID_CALLS`` must hold one valid call per tool.
 from __future__ import annotations
 
 import pytest
-from mcp import Client
 from mcp.types import TextContent
 
-from mcp_support import VALID_CALLS, shared_memory
+from mcp_support import MODES, VALID_CALLS, Client, shared_memory
 from memtools.mcp import build_server
 from memtools.mcp.adapter import ERROR_KIND_META
 from memtools.tools import TOOL_SPECS
-
-MODES = ["auto", "legacy"]
 
 
 @pytest.fixture(scope="module")

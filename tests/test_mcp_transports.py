@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 from mcp.types import ImageContent, ResourceLink
 
-from mcp_support import VALID_CALLS, console_script, http_server, jpeg, mcp_command, shared_memory
+from mcp_support import VALID_CALLS, Client, console_script, http_server, jpeg, mcp_command, shared_memory
 from memtools.tools import TOOL_SPECS
 
 pytestmark = pytest.mark.slow
@@ -84,6 +84,7 @@ class RawClient:
         self.lines: queue.Queue[bytes] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
         self.next_id = 0
+        self.stderr = ""
 
     def _pump(self) -> None:
         for line in self.proc.stdout:
@@ -103,10 +104,13 @@ class RawClient:
         return None
 
     def close(self) -> int:
+        """Close stdin, wait for the exit code; the server's stderr is then in ``self.stderr``."""
         self.proc.stdin.close()
         try:
             return self.proc.wait(timeout=20)
         finally:
+            self.log.seek(0)
+            self.stderr = self.log.read().decode(errors="replace")
             self.log.close()
 
 
@@ -129,9 +133,14 @@ def test_thin_entry_speaks_plain_json_rpc(memory_path):
         assert frames["result"]["content"][2]["mimeType"] == "image/jpeg"
         bad = raw.send("tools/call", {"name": "search_by_time", "arguments": {"start_sec": "soon", "end_sec": 3}})
         assert bad["result"]["isError"] is True and "start_sec" in bad["result"]["content"][0]["text"]
+        for arguments, reason in (({}, "missing required argument 'question'"),
+                                  ({"question": 5}, "Invalid request parameters")):  # strings only on the wire
+            error = raw.send("prompts/get", {"name": "answer_video_question", "arguments": arguments})["error"]
+            assert error["code"] == -32602 and reason in error["message"]
         assert raw.send("ping")["result"] == {}
     finally:
         assert raw.close() == 0  # stdin closed: the server exits cleanly
+    assert "ERROR" not in raw.stderr and "Traceback" not in raw.stderr  # clients' mistakes are not server errors
 
 
 def test_console_script_fails_fast_on_a_missing_memory(tmp_path):

@@ -35,6 +35,13 @@ def test_the_pages_are_read_only_and_refuse_what_is_not_there(served):
     assert httpx.get(f"{served}/video-nope.html", timeout=30).status_code == 404
     assert httpx.get(f"{served}/frames/sample/..%2Fmemtools.json", timeout=30).status_code == 404
     assert httpx.get(f"{served}/frames/sample/missing.jpg", timeout=30).status_code == 404
+    long = "a" * 5000
+    for path in (f"frames/sample/{long}.jpg", f"frames/sample/{'a' * 300}.jpg", f"frames/{long}/kf_0001.jpg",
+                 f"video-{long}.html", f"timeline-{long}.png", f"video-{long}.parts/1.js",
+                 "video-sample%0A.html", "frames/sample/kf_0001.jpg%0A", "frames/sample/kf_0001.jpg%00",
+                 "frames/sample/%2E%2E", "index-99999999999999999999999.html", "video-sample.parts/99999999999999.js"):
+        got = httpx.get(f"{served}/{path}", timeout=30)
+        assert got.status_code == 404, (path[:60], got.status_code, got.text[:200])  # long or odd: not there
     assert httpx.post(f"{served}/", timeout=30).status_code == 405
     assert httpx.get(f"{served}/health", timeout=30).json()["status"] == "ok"  # the server's own routes still work
 
@@ -59,3 +66,15 @@ def test_a_browser_walks_from_the_served_library_to_a_subgraph(served):
         assert console_errors(driver) == []
     finally:
         driver.quit()
+
+
+def test_a_frame_name_the_file_system_refuses_is_not_there():
+    from memtools.show.web import ShowSite
+    from memtools.store import Memory
+    from memtools.tools import MemoryTools
+
+    with Memory.open(sample_memory()) as memory:
+        site = ShowSite(lambda: MemoryTools(memory))
+        stored = sorted(memory.frames_dir("sample").iterdir())[0]
+        assert site.frame("sample", stored.name) == stored
+        assert site.frame("sample", "a" * 5000 + ".jpg") is None  # ENAMETOOLONG from the file system: not there

@@ -18,13 +18,13 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, get_type_hints
 
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, ContentBlock, ImageContent, ResourceLink, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from memtools.errors import IncompatibleMemory, MemoryBusy, MemoryNotFound, MemtoolsError, ToolError
 from memtools.mcp.limits import IMAGE_BYTES_LIMIT, MAX_RESULT_CHARS, NARROW_HINT, cap_structured, cap_text
+from memtools.mcp.sdk import ResourceError, ResourceNotFoundError
 from memtools.mcp.uris import frame_uri, keyframe_uri
 from memtools.tools import FrameItem, Frames, MemoryTools, ToolOutcome, ToolSpec
 from memtools.tools import messages as msg
@@ -37,8 +37,7 @@ log = logging.getLogger(__name__)
 ToolsProvider = Callable[[], MemoryTools]
 """Returns the ``MemoryTools`` to call (opened on first use)."""
 
-ANNOTATIONS = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                              open_world_hint=False)
+ANNOTATIONS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 META = {"anthropic/maxResultSizeChars": MAX_RESULT_CHARS}
 ERROR_KIND_META = "memtools/errorKind"
 """``_meta`` key of an ``is_error`` result: ``bad-arguments``, ``not-found``, ``busy`` or ``unavailable``."""
@@ -82,7 +81,7 @@ def call(spec: ToolSpec, tools: ToolsProvider, arguments: Any) -> CallToolResult
         outcome = ToolOutcome.failure(spec.name, "unavailable", msg.MEMORY_FAILED.format(reason=exc))
     if not outcome.ok:
         log.info("tool %s: %s error: %s", spec.name, outcome.error, outcome.message)
-        return CallToolResult(content=[TextContent(type="text", text=outcome.text)], is_error=True,
+        return CallToolResult(content=[TextContent(type="text", text=outcome.text)], isError=True,
                               _meta={ERROR_KIND_META: outcome.error})
     result = outcome.result
     assert result is not None  # a successful outcome carries its result
@@ -147,7 +146,7 @@ def tool_result(result: ToolResult) -> CallToolResult:
     """Rendered text for the model plus the result as structured content, both within the limits."""
     data, note = _structured(result)
     return CallToolResult(content=[TextContent(type="text", text=cap_text(result.render() + note))],
-                          structured_content=data)
+                          structuredContent=data)
 
 
 def frames_result(frames: Frames) -> CallToolResult:
@@ -172,9 +171,9 @@ def frames_result(frames: Frames) -> CallToolResult:
             caption += " — image left out to keep this result small; read its resource"
         blocks.append(TextContent(type="text", text=caption))
         if fits:
-            blocks.append(ImageContent(type="image", data=base64.b64encode(jpeg).decode(), mime_type="image/jpeg"))
+            blocks.append(ImageContent(type="image", data=base64.b64encode(jpeg).decode(), mimeType="image/jpeg"))
         blocks.append(ResourceLink(type="resource_link", uri=uri, name=f"{frames.video_id} frame at {hms(item.t)}",
-                                   description=caption, mime_type="image/jpeg", size=len(jpeg)))
+                                   description=caption, mimeType="image/jpeg", size=len(jpeg)))
     out = out_model(**frames.model_dump(exclude={"frames"}), frames=items)
     data, note = _structured(out)
     text = out.render()
@@ -182,4 +181,4 @@ def frames_result(frames: Frames) -> CallToolResult:
         text += "\nThe frames follow as images; each is also a JPEG resource:\n"
         text += "\n".join(f"{i}. {f.uri}" for i, f in enumerate(items, 1))
     return CallToolResult(content=[TextContent(type="text", text=cap_text(text + note)), *blocks],
-                          structured_content=data)
+                          structuredContent=data)

@@ -7,10 +7,14 @@ become advice (keep a running list of facts and ids, do not repeat searches).
 
 from __future__ import annotations
 
-from typing import Annotated
+import difflib
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, get_type_hints
 
-from mcp.server.mcpserver import MCPServer
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from memtools.tools.invoke import describe_errors
 
 INSTRUCTIONS = """\
 memtools is a long-term memory of videos, stored as a hierarchical graph per video:
@@ -92,5 +96,40 @@ def answer_video_question(
     return _STRATEGY.format(scope=scope, question=question.strip(), start=start)
 
 
-def register_prompts(server: MCPServer) -> None:
-    server.prompt(name="answer_video_question", title="Answer a question about a video")(answer_video_question)
+PROMPTS: dict[str, tuple[Callable[..., str], str]] = {
+    "answer_video_question": (answer_video_question, "Answer a question about a video"),
+}
+"""Each prompt's function (its parameters are the prompt's arguments) and title."""
+
+
+def _arguments_model(fn: Callable[..., str]) -> type[BaseModel]:
+    """The prompt's arguments as a closed, strict model (every argument is a string on the wire)."""
+    hints = get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {
+        name: (hints[name], ... if p.default is inspect.Parameter.empty else p.default)
+        for name, p in inspect.signature(fn).parameters.items()}
+    return create_model(f"{fn.__name__}_arguments", __config__=ConfigDict(extra="forbid", strict=True), **fields)
+
+
+ARGUMENTS = {name: _arguments_model(fn) for name, (fn, _) in PROMPTS.items()}
+
+
+def prompt_problem(name: str, arguments: Any) -> str | None:
+    """Why ``prompts/get`` with these values cannot be answered (one line for the client), or None."""
+    if name not in PROMPTS:
+        close = difflib.get_close_matches(name, PROMPTS, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"unknown prompt {name!r}{hint}; the prompts are: {', '.join(PROMPTS)}"
+    if arguments is not None and not isinstance(arguments, dict):
+        return f"the arguments of prompt {name} must be an object of strings"
+    try:
+        ARGUMENTS[name].model_validate(arguments or {})
+    except ValidationError as exc:
+        return f"prompt {name}: " + describe_errors(name, ARGUMENTS[name], exc)
+    return None
+
+
+def register_prompts(server: Any) -> None:
+    """Add the prompts to the SDK's server; ``prompt_problem`` checks a request before the SDK renders it."""
+    for name, (fn, title) in PROMPTS.items():
+        server.prompt(name=name, title=title)(fn)

@@ -13,13 +13,13 @@ import sys
 from typing import Literal
 
 from memtools.errors import MemtoolsError
+from memtools.mcp.sdk import LOOPBACK
 from memtools.mcp.server import build_server
 from memtools.options import add_serve_arguments, resolve_memory
 from memtools.store import Memory
 
 log = logging.getLogger(__name__)
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
@@ -43,7 +43,7 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
             log.warning("serving on %s without authentication: anyone who can reach this port can read the memory",
                         host)
         print(f"memtools MCP server for {opened.path} on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-        server.run("streamable-http", host=host, port=port, stateless_http=True, json_response=True)
+        server.run_http(host, port)
     finally:
         if warming is not None:
             warming.join()  # it uses the memory: let it end before the memory closes

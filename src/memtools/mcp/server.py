@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, Resource
 from mcp.types import Tool as MCPTool
 
 from memtools.mcp import uris
 from memtools.mcp.adapter import ANNOTATIONS, META, call, input_schema, tool_function
-from memtools.mcp.prompts import INSTRUCTIONS, register_prompts
+from memtools.mcp.prompts import INSTRUCTIONS, prompt_problem, register_prompts
 from memtools.mcp.resources import register_resources
+from memtools.mcp.sdk import Server, invalid_params
 from memtools.store import Memory
 from memtools.tools import TOOL_SPECS, MemoryTools
 
@@ -65,8 +65,8 @@ class LazyTools:
             return self._tools
 
 
-class MemtoolsServer(MCPServer):
-    """``MCPServer`` whose memtools tools take the client's raw arguments (checked strictly by
+class MemtoolsServer(Server):
+    """The SDK's server (``memtools.mcp.sdk``) whose memtools tools take the client's raw arguments (checked strictly by
     ``ToolSpec.invoke`` against a closed input schema, never coerced by the SDK), and that also lists each
     video's summary as a concrete resource (clients show those in menus)."""
 
@@ -77,8 +77,9 @@ class MemtoolsServer(MCPServer):
     async def list_tools(self) -> list[MCPTool]:
         """The SDK's listing, with each memtools tool's strict input schema (``additionalProperties: false``)."""
         listed = await super().list_tools()
-        return [t.model_copy(update={"input_schema": input_schema(TOOL_SPECS[t.name])}) if t.name in TOOL_SPECS
-                else t for t in listed]
+        return [MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
+                                        "inputSchema": input_schema(TOOL_SPECS[t.name])})
+                if t.name in TOOL_SPECS else t for t in listed]
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """memtools tools get the client's raw arguments (checked strictly by ``ToolSpec.invoke``, not coerced)."""
@@ -87,6 +88,14 @@ class MemtoolsServer(MCPServer):
             return await super().call_tool(name, arguments, context)
         result: CallToolResult = await anyio.to_thread.run_sync(functools.partial(call, spec, self.memtools, arguments))
         return result
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        """A missing, unknown or ill-typed argument, or an unknown prompt, is an invalid-params error saying which."""
+        problem = prompt_problem(name, arguments)
+        if problem:
+            log.info("prompts/get refused: %s", problem)  # the client's mistake: no traceback, nothing at ERROR
+            raise invalid_params(problem)
+        return await super().get_prompt(name, arguments, context)
 
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()
@@ -97,7 +106,7 @@ class MemtoolsServer(MCPServer):
             return listed
         for v in [v for v in videos if v.status == "ready"][:LISTED_SUMMARIES]:
             listed.append(Resource(uri=uris.summary_uri(v.video_id), name=f"{v.video_id} summary",
-                                   title=f"{v.title or v.video_id} (summary)", mime_type="text/plain",
+                                   title=f"{v.title or v.video_id} (summary)", mimeType="text/plain",
                                    description=f"Overview and super events of video {v.video_id}."))
         return listed
 
@@ -107,7 +116,7 @@ def build_server(
     *,
     name: str = "memtools",
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
-) -> MCPServer:
+) -> MemtoolsServer:
     """The MCP server over ``memory``: every tool of ``TOOL_SPECS`` (read-only), resources, the ORA prompt.
 
     ``memory`` is an open ``Memory`` (or ``MemoryTools``) or the path of a memory folder,

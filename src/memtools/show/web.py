@@ -30,7 +30,8 @@ from memtools.tools import MemoryTools
 
 log = logging.getLogger(__name__)
 
-FRAME_NAME = re.compile(r"^[A-Za-z0-9_.-]+\.(jpg|jpeg|png)$")
+FRAME_NAME = re.compile(r"[A-Za-z0-9_.-]{1,200}\.(jpg|jpeg|png)")
+"""A frame file's name (matched whole); longer or odder names are not there (404), never asked of the file system."""
 CACHED_VIDEOS = 16
 TYPES = {"html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "png": "image/png"}
 
@@ -80,11 +81,14 @@ class ShowSite:
     def frame(self, video_id: str, name: str):
         folder = self._tools().memory.frames_dir(video_id)
         path = folder / name
-        return path if path.is_file() and path.parent == folder else None
+        try:
+            return path if path.is_file() and path.parent == folder else None
+        except OSError:  # a name the file system refuses (too long for it, ...): not there
+            return None
 
 
 def _video_id(text: str) -> str | None:
-    return text if VIDEO_ID_RE.match(text) else None
+    return text if VIDEO_ID_RE.fullmatch(text) else None
 
 
 def register_show_routes(server, tools: Callable[[], MemoryTools]) -> ShowSite:
@@ -136,7 +140,7 @@ def register_show_routes(server, tools: Callable[[], MemoryTools]) -> ShowSite:
     @server.custom_route("/frames/{video_id}/{name}", methods=["GET"])
     async def frame(request):
         vid, name = _video_id(request.path_params["video_id"]), request.path_params["name"]
-        if not vid or not FRAME_NAME.match(name):
+        if not vid or not FRAME_NAME.fullmatch(name):
             return PlainTextResponse("not found", status_code=404)
         path = await anyio.to_thread.run_sync(lambda: site.frame(vid, name))
         return FileResponse(path) if path else PlainTextResponse("not found", status_code=404)

@@ -1,0 +1,142 @@
+"""The one module that knows which MCP SDK is installed: mcp 2.x (``MCPServer``) or mcp 1.x (``FastMCP``).
+
+memtools serves the same tools, schemas, results, resources, prompts and errors on both, so it
+can share an environment with clients written against mcp 1.x (``langchain-mcp-adapters``
+requires ``mcp<2``). The rest of ``memtools.mcp`` imports the server class and the errors from
+here and never names a module of the SDK that only one major has. The wire types
+(``mcp.types``) exist on both; they are built with their camelCase field names
+(``isError=``, ``mimeType=``), which 2.x accepts as aliases.
+
+What differs, and how it is bridged:
+
+- the server class and its module (``mcp.server.mcpserver.MCPServer`` / ``mcp.server.fastmcp.FastMCP``);
+  ``call_tool`` and ``read_resource`` take the request ``Context`` only on 2.x;
+- 1.x has no server ``title``/``version`` options (the version is set on its low-level server;
+  the title exists only in 2.x's ``serverInfo``);
+- HTTP options go to ``run()`` on 2.x and into ``settings`` on 1.x (1.x would also keep its
+  constructor's localhost-only DNS-rebinding guard for any ``--host``);
+- resource errors: 2.x answers a missing resource with invalid-params and a failing one with
+  internal-error, decodes template values and refuses path traversal; 1.x wraps every failure
+  in a ``ValueError`` (error code 0), so ``read_resource`` does the same mapping itself there;
+- protocol errors are ``MCPError(code, message, data)`` on 2.x and ``McpError(ErrorData)`` on 1.x.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+from urllib.parse import unquote
+
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
+
+log = logging.getLogger(__name__)
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _load() -> tuple[int, Any, Any]:
+    """(major, server module, exceptions module) of the installed SDK."""
+    try:
+        return 2, importlib.import_module("mcp.server.mcpserver"), importlib.import_module(
+            "mcp.server.mcpserver.exceptions")
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("mcp.server"):
+            raise
+    return 1, importlib.import_module("mcp.server.fastmcp"), importlib.import_module("mcp.server.fastmcp.exceptions")
+
+
+SDK_MAJOR, _server, _exceptions = _load()
+"""2 with ``mcp>=2``, 1 with ``mcp<2``."""
+
+_Base: Any = _server.MCPServer if SDK_MAJOR == 2 else _server.FastMCP
+ResourceError: type[Exception] = _exceptions.ResourceError
+"""Raised by a resource that exists but cannot be read now (answered as internal-error)."""
+
+if SDK_MAJOR == 2:
+    ResourceNotFoundError: type[Exception] = _exceptions.ResourceNotFoundError
+    _ProtocolError: type[Exception] = importlib.import_module("mcp.shared.exceptions").MCPError
+else:
+
+    class _NotFound(ResourceError):  # type: ignore[misc,valid-type]  # a class held in a variable
+        """What 2.x calls ``ResourceNotFoundError``: a wrong id or URI (answered as invalid-params)."""
+
+    ResourceNotFoundError = _NotFound
+    _ProtocolError = importlib.import_module("mcp.shared.exceptions").McpError
+
+
+def protocol_error(code: int, message: str, data: Any = None) -> Exception:
+    """A JSON-RPC error the SDK sends as the response (``MCPError`` / ``McpError``), logged by neither."""
+    if SDK_MAJOR == 2:
+        return _ProtocolError(code, message, data)
+    return _ProtocolError(ErrorData(code=code, message=message, data=data))
+
+
+def invalid_params(message: str, data: Any = None) -> Exception:
+    return protocol_error(INVALID_PARAMS, message, data)
+
+
+def _refused(value: str) -> bool:
+    """What 2.x's default ``ResourceSecurity`` refuses in a (decoded) template value."""
+    parts = value.replace("\\", "/").split("/")
+    return "\0" in value or ".." in parts or value.startswith(("/", "\\")) or (len(value) > 1 and value[1] == ":")
+
+
+class Server(_Base):
+    """The SDK's server with one API on both majors (see the module docstring)."""
+
+    def __init__(self, *, name: str, title: str, instructions: str, version: str, log_level: str) -> None:
+        if SDK_MAJOR == 2:
+            super().__init__(name=name, title=title, instructions=instructions, version=version, log_level=log_level)
+        else:
+            super().__init__(name=name, instructions=instructions, log_level=log_level)
+            self._mcp_server.version = version
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        if SDK_MAJOR == 2:
+            return await super().call_tool(name, arguments, context)
+        return await super().call_tool(name, arguments)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        if SDK_MAJOR == 2:
+            return await super().get_prompt(name, arguments, context)
+        return await super().get_prompt(name, arguments)
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        if SDK_MAJOR == 2:
+            return await super().read_resource(uri, context)
+        text = str(uri)
+        scheme, sep, rest = text.partition("://")
+        segments = [unquote(s) for s in rest.split("/")]
+        if any(_refused(s) for s in segments):
+            raise invalid_params(f"Unknown resource: {text}", {"uri": text})
+        try:
+            return await super().read_resource(scheme + sep + "/".join(segments))
+        except Exception as exc:
+            raise _resource_error(exc, text) from exc
+
+    def run_http(self, host: str, port: int) -> None:
+        """Streamable HTTP at ``http://host:port/mcp``, stateless, JSON responses; DNS-rebinding guard on loopback."""
+        if SDK_MAJOR == 2:
+            self.run("streamable-http", host=host, port=port, stateless_http=True, json_response=True)
+            return
+        settings = self.settings
+        settings.host, settings.port, settings.stateless_http, settings.json_response = host, port, True, True
+        if host not in LOOPBACK:  # as 2.x: the guard only where the default host list is right
+            settings.transport_security = None
+        self.run("streamable-http")
+
+
+def _resource_error(exc: BaseException, uri: str) -> Exception:
+    """1.x: the error 2.x would send for a failed read (1.x chains ours inside ``ValueError``s)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ResourceError):
+            code = INVALID_PARAMS if isinstance(cause, ResourceNotFoundError) else INTERNAL_ERROR
+            log.info("Resource %r failed: %r", uri, str(cause))
+            return protocol_error(code, str(cause), {"uri": uri})
+        cause = cause.__cause__ or cause.__context__
+    if str(exc).startswith("Unknown resource"):
+        return protocol_error(INVALID_PARAMS, f"Unknown resource: {uri}", {"uri": uri})
+    log.error("Resource %r raised an unexpected exception", uri, exc_info=exc)
+    return protocol_error(INTERNAL_ERROR, f"Error reading resource {uri}", {"uri": uri})
