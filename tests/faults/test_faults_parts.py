@@ -227,4 +227,5 @@ def test_embedder_dimension_disagreeing_with_the_vectors_is_reported(mem, capsys
     manifest.embedder.dim = 32
     write_manifest(mem, manifest)
     code, out = check(mem, capsys)
-    assert code == 1 and "vectors have dimension 64 but the embedder test:hash-64 makes 32" in out
+    assert code == 1 and "the vector table holds 64-dimensional vectors but the manifest says the embedder " \
+        "test:hash-64 makes 32" in out

@@ -34,7 +34,7 @@ from typing import Any
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
 from memtools.store.base import MemoryParts
-from memtools.store.lance_check import missing_index_files, table_folder, vector_dim
+from memtools.store.lance_check import describe, missing_index_files, table_folder, vector_dim
 from memtools.store.manifest import Manifest, read_manifest
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.problems import first_line as _first_line
@@ -177,9 +177,8 @@ def guard_vectors(memory: MemoryParts, index: LanceIndex) -> None:
         problems.append(Problem("vectors", f"the vector table holds {dim}-dimensional vectors but the manifest says "
                                 f"the embedder {manifest.embedder.name} makes {manifest.embedder.dim}", True))
     if lost:
-        names = ", ".join(str(ix.columns[0]) for ix in lost)
-        problems.append(Problem("vectors", f"the files of {len(lost)} index(es) of the vector table are missing "
-                                f"({names})", True))
+        names = ", ".join(describe(str(ix.columns[0])) for ix in lost)
+        problems.append(Problem("vectors", f"the files of {names} of the vector table are missing", True))
     if problems:
         raise MemoryDamaged(damage_message(memory.path, problems))
     setattr(memory, "_vectors_checked", seen)  # noqa: B010 - a cache ``Memory`` declares
@@ -306,10 +305,20 @@ def check(memory: MemoryParts) -> Report:
             report.problems.append(Problem("vectors", f"the nodes table is missing at {manifest.tables} "
                                            f"({expected_rows(manifest)} searchable nodes have no vectors)", True))
     _check_files(path, manifest, report)
-    from memtools.store.keyframe_check import check_keyframe_files, check_keyframes
+    from memtools.store.frame_files import check_keyframe_files
+    from memtools.store.keyframe_check import check_keyframes
 
-    check_keyframe_files(path, manifest, frames, report)
+    if frames:
+        with memory.reading(guard=False) as g:
+            check_keyframe_files(path, manifest, frames, report, g)
+    else:
+        report.parts["frames"] = "0 keyframe(s)"
     check_keyframes(memory, manifest, ready, report)
+    # a lost _indices folder is one line, not one per index
+    gone = [name for name in ("nodes", "entities", "keyframes")
+            if any(p.text.startswith(f"{VECTORS_DIR}/{name}.lance/_indices is missing") for p in report.problems)]
+    report.problems = [p for p in report.problems
+                       if not any(p.text.startswith(f"{name} table: the files of") for name in gone)]
     return report
 
 

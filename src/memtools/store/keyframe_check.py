@@ -1,12 +1,7 @@
-"""``memtools check`` / ``repair`` for the keyframes: their JPEG files and the lance ``keyframes``
-table (memories with an image embedder).
+"""``memtools check`` / ``repair`` for the lance ``keyframes`` table (memories with an image embedder);
+the image files themselves are ``frame_files``'.
 
-Files: every keyframe the graph lists has its image in ``frames/``, and each one decodes
-(a cut-short or overwritten JPEG is found here, in ``check`` only: the per-read guard never
-opens images). A lost or corrupt image cannot be derived from the other parts; the report
-says how to get it back (``inspect_frames`` falls back to the source video meanwhile).
-
-Table: readable, its vectors have the image embedder's dimension, each ready video has as
+Check: the table is readable, its vectors have the image embedder's dimension, each ready video has as
 many rows as the manifest's ``keyframe_vectors``, no rows belong to videos the memory does not
 hold, and its indexes have their files. Every such problem is repairable: the rows are embedded
 again from the JPEGs in ``frames/`` (keyframes whose file is gone stay without a vector).
@@ -15,11 +10,12 @@ again from the JPEGs in ``frames/`` (keyframes whose file is gone stay without a
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memtools.store.frame_files import image_damage
 from memtools.store.keyframe_index import TABLE, KeyframeIndex, keyframes_schema
 from memtools.store.keyframe_vectors import embed_keyframes
 from memtools.store.lance_check import index_problems, table_folder, vector_dim
@@ -31,49 +27,6 @@ if TYPE_CHECKING:
     from memtools.store.base import GraphStore, MemoryParts
 
 PART = "keyframes"
-JPEG_START, JPEG_END = b"\xff\xd8", b"\xff\xd9"
-RESTORE_FRAMES = ("inspect_frames falls back to the source video; rebuild the video (`memtools build`) to store "
-                  "them again")
-
-
-def image_damage(file: Path) -> str | None:
-    """Why a stored keyframe image is unusable (None if it decodes): gone, cut short, or not an image."""
-    if not file.is_file():
-        return "missing"
-    try:
-        data = file.read_bytes()
-    except OSError as exc:
-        return unreadable("unreadable", exc)
-    if file.suffix.lower() in (".jpg", ".jpeg") and (not data.startswith(JPEG_START)
-                                                     or JPEG_END not in data[-64:]):
-        return "corrupt"  # libjpeg decodes a cut-short file into a grey-padded image: the end marker tells
-    from memtools.errors import VideoError
-    from memtools.video.encode import decode_jpeg
-
-    try:
-        decode_jpeg(data)
-    except VideoError:
-        return "corrupt"
-    return None
-
-
-def check_keyframe_files(path: Path, manifest: Manifest, frames: list[tuple[str, str]], report: Report) -> None:
-    """Every keyframe image the graph lists exists and decodes (``frames``: (video id, path) pairs)."""
-    damaged: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for vid, relative in frames:
-        if vid in manifest.videos:
-            why = image_damage(path / relative)
-            if why is not None:
-                damaged[(vid, why)].append(relative)
-    for (vid, why), paths in sorted(damaged.items()):
-        what = "missing" if why == "missing" else "corrupt (they do not decode as images)"
-        report.problems.append(Problem("frames", f"{vid}: {len(paths)} keyframe image(s) {what}, e.g. {paths[0]}",
-                                       False, vid, restore=RESTORE_FRAMES))
-    missing = sum(len(p) for (_, why), p in damaged.items() if why == "missing")
-    corrupt = sum(len(p) for p in damaged.values()) - missing
-    report.parts["frames"] = f"{len(frames)} keyframe(s), {missing} missing, {corrupt} corrupt"
-
-
 def check_keyframes(memory: MemoryParts, manifest: Manifest, ready: list[str], report: Report) -> None:
     info = manifest.image_embedder
     if info is None:

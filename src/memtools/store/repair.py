@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtools.errors import MemoryBusy, StoreError
 from memtools.store import integrity
+from memtools.store.frame_files import restore_images
 from memtools.store.keyframe_check import repair_keyframes
 from memtools.store.lance_check import drop_broken_indexes, table_folder, vector_dim
 from memtools.store.manifest import MANIFEST, VideoEntry, now, read_manifest, write_manifest
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 LOST = "lost"
-DIMENSION_TEXTS = ("vectors have dimension", "entity vectors have dimension")
+DIMENSION_TEXT = "-dimensional vectors but the manifest says"
 
 
 class RepairRefused(Exception):
@@ -73,7 +74,8 @@ class RepairResult:
         if self.refused:
             lines = [f"Repair refused: {self.refused}.", "Nothing was changed."]
         else:
-            lines = [f"Repaired: {d}" for d in self.done] or ["Nothing to repair."]
+            nothing = "Nothing to repair." if self.after is None or self.after.ok else "Nothing could be repaired."
+            lines = [f"Repaired: {d}" for d in self.done] or [nothing]
         if self.after is not None and not self.after.ok:
             lines.append("Still damaged:" if self.refused
                          else "Still damaged (cannot be rebuilt from the other parts):")
@@ -141,6 +143,8 @@ def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Call
         with memory._writing(guard=False) as kuzu:
             kuzu.ensure_schema()
             _repair_graph_and_vectors(memory, kuzu, problems, result, say, forget_lost, snapshot.swaps)
+            back = restore_images(path, kuzu, problems, result.done)
+            problems += [Problem("keyframes", "images extracted again", True, vid) for vid in back]
             repair_keyframes(memory, kuzu, problems, result.done, say, snapshot.swaps)
             repair_navigation(memory, kuzu, problems, result.done, say)
             _rebuild_indexes(memory, problems, result)
@@ -174,7 +178,7 @@ def _settle_dimension(memory: MemoryParts, manifest: Any, before: Report, result
             memory.vectors_unchecked.dim = made
             result.done.append(f"corrected the manifest: the embedder {name} makes {made}-dimensional vectors, as "
                                f"the vector table holds (the manifest said {want})")
-            return [p for p in problems if not p.text.startswith(DIMENSION_TEXTS)]
+            return [p for p in problems if DIMENSION_TEXT not in p.text]
         if made != want:
             raise RepairRefused(f"the manifest says the embedder {name} makes {want}-dimensional vectors, the vector "
                                 f"table holds {have}-dimensional ones and the embedder makes {made}, so repair cannot "
@@ -245,7 +249,7 @@ def _rebuild_indexes(memory: MemoryParts, problems: list[Problem], result: Repai
                           for p in problems):
             mended.append(name)
     if mended:
-        result.done.append(f"rebuilt the indexes of the {' and '.join(mended)} table(s)")
+        result.done.append(f"rebuilt the indexes of the {' and '.join(mended)} table{'s' if len(mended) > 1 else ''}")
 
 
 def _remove_leftovers(memory: MemoryParts, result: RepairResult) -> None:
@@ -292,10 +296,13 @@ class _Snapshot:
         for swap in reversed(self.swaps):
             with _logged(f"putting the old {swap.name} table back"):
                 swap.undo_swap()
+        swapped = {swap.name for swap in self.swaps}
         for name, (handle, version, existed) in self.versions.items():
             if version is not None or not existed:
                 with _logged(f"rolling the {name} table back"):
                     handle.refresh()
+                    if version is not None and name not in swapped and _version(handle) == version:
+                        continue  # untouched: left byte for byte as it was
                     if version is not None or _exists(memory, name):
                         handle.restore(version)  # None: it did not exist, so the repair's new table goes
         for original, moved in self.moved:
@@ -303,6 +310,8 @@ class _Snapshot:
                 original.unlink(missing_ok=True)
                 moved.rename(original)
         with _logged("putting the manifest back"):
+            if (memory.path / MANIFEST).read_bytes() == self.manifest:
+                return
             fd, tmp = tempfile.mkstemp(prefix=".memtools-", suffix=".json", dir=memory.path)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(self.manifest)
@@ -311,6 +320,13 @@ class _Snapshot:
     def forget_old(self) -> None:
         for swap in self.swaps:
             swap.forget_old()
+
+
+def _version(handle: Any) -> int | None:
+    try:
+        return handle.version()
+    except Exception:  # noqa: BLE001 - unreadable now: roll it back
+        return None
 
 
 def _exists(memory: MemoryParts, name: str) -> bool:

@@ -28,8 +28,8 @@ def dim_problem(manifest: Manifest, dim: int) -> Problem | None:
     info = manifest.embedder
     if dim == info.dim:
         return None
-    return Problem("vectors", f"vectors have dimension {dim} but the embedder {info.name} makes {info.dim} "
-                   "(the manifest and the vector table disagree)", True)
+    return Problem("vectors", f"the vector table holds {dim}-dimensional vectors but the manifest says the "
+                   f"embedder {info.name} makes {info.dim}", True)
 
 
 def check_nodes(memory: MemoryParts, manifest: Manifest, ready: list[str], graph_ids: dict[str, set[str]] | None,
@@ -104,8 +104,9 @@ def check_entities(memory: MemoryParts, manifest: Manifest, ready: list[str], re
     per_video = Counter(rows.column("video_id").to_pylist())
     report.parts["entities"] = f"{rows.num_rows} profile(s) of {len(per_video)} video(s)"
     if dim != manifest.embedder.dim:
-        report.problems.append(Problem("entities", f"entity vectors have dimension {dim} but the embedder "
-                                       f"{manifest.embedder.name} makes {manifest.embedder.dim}", True))
+        report.problems.append(Problem("entities", f"the entities table holds {dim}-dimensional vectors but the "
+                                       f"manifest says the embedder {manifest.embedder.name} makes "
+                                       f"{manifest.embedder.dim}", True))
     report.problems += [Problem("entities", line, True, index_only=True) for line in broken_indexes]
     lacking = [vid for vid in want if not per_video.get(vid)]
     if lacking:
