@@ -91,11 +91,13 @@ def test_search_entities_errors(kitchen_tools):
 
 
 def test_memory_without_entity_profiles_says_what_to_do(tmp_path):
+    """The manifest counts the video's entities, so a lost entities table is damage that `memtools repair`
+    derives again (issue 22), not a memory that predates entity profiles."""
     with Memory.create(tmp_path / "m", TestEmbedder(64)) as memory:
         memory.write_video(kitchen_graph())
-        memory.vectors._db.drop_table(TABLE)  # as a memory written before canonical entities existed
+        memory.vectors._db.drop_table(TABLE)
         memory.entities._table = None
-        with pytest.raises(ToolError, match="no entity profiles"):
+        with pytest.raises(ToolError, match=r"entities.lance is missing.*memtools repair"):
             MemoryTools(memory).get_entity_timeline(name="cook")
 
 

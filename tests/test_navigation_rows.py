@@ -4,6 +4,7 @@ exactly what the graph queries give, are replaced with their video, and ``memtoo
 
 from __future__ import annotations
 
+from mcp_support import jpeg
 from memtools.cli import main
 from memtools.embed.testing import TestEmbedder
 from memtools.schema import Edge, EdgeCategory, Keyframe, VideoGraph, keyframe_id
@@ -38,7 +39,7 @@ def write_all(memory: Memory) -> None:
     memory.write_videos(list(GRAPHS))
     for kf in GRAPHS[0].keyframes:  # the check looks for the images
         (memory.path / kf.path).parent.mkdir(parents=True, exist_ok=True)
-        (memory.path / kf.path).write_bytes(b"jpeg")
+        (memory.path / kf.path).write_bytes(jpeg(1))  # the check decodes them too
 
 
 def everything(memory: Memory) -> dict:

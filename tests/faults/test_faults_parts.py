@@ -33,7 +33,8 @@ def test_lost_vectors_folder_is_reported_refused_and_repaired(mem, capsys):
     assert not (mem / "vectors").exists(), "a read must not recreate an empty vectors/ folder"
     assert check(mem, capsys)[0] == 1
     code, out, _ = cli("repair", "--memory", str(mem), capsys=capsys)
-    assert code == 0 and "rebuilt 38 vector row(s) of 2 video(s)" in out
+    assert code == 0 and "rebuilt the nodes table aside from the graph (38 vector rows of 2 video(s))" in out
+    assert "recounted" not in out  # the counts were right all along
     assert check(mem, capsys) == (0, check(mem, capsys)[1]) and "OK" in check(mem, capsys)[1]
     assert searchable(mem) == {"kitchen", "k2"}
 
@@ -226,4 +227,5 @@ def test_embedder_dimension_disagreeing_with_the_vectors_is_reported(mem, capsys
     manifest.embedder.dim = 32
     write_manifest(mem, manifest)
     code, out = check(mem, capsys)
-    assert code == 1 and "vectors have dimension 64 but the embedder test:hash-64 makes 32" in out
+    assert code == 1 and "the vector table holds 64-dimensional vectors but the manifest says the embedder " \
+        "test:hash-64 makes 32" in out

@@ -5,7 +5,14 @@ the engine modules (``graph``, ``vectors``) stay behind them. Engine classes are
 here (importing ``memtools.store`` never loads a graph driver: ``memtools.store.engines`` imports
 ``kuzu`` or ``ladybug`` when a memory opens its graph)."""
 
-from memtools.store.base import (
+import os
+
+# lance's Rust logger reads its level once, when ``lancedb`` is first imported (a front end may import
+# it early, on a thread): warnings such as a lost full-text index's, with Rust source paths, must not
+# reach a user's terminal. ``memtools check`` names that damage in plain words instead.
+os.environ.setdefault("LANCEDB_LOG", "error")
+
+from memtools.store.base import (  # noqa: E402 - after the log level, before lancedb can be imported
     EdgeRow,
     GraphEngine,
     GraphReads,

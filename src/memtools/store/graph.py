@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import importlib.util  # noqa: F401  - kuzu's arrow scan needs importlib.util imported (0.11.3 bug)
 import json
+import logging
 import math
 import os
 from collections import defaultdict
@@ -23,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from memtools.errors import MemoryBusy, StoreError
+from memtools.errors import MemoryBusy, MemoryDamaged, StoreError
 from memtools.schema import (
     KIND_OF,
     EdgeCategory,
@@ -48,8 +49,13 @@ from memtools.store.graph_schema import (
     _schema_ddl,
 )
 
+log = logging.getLogger(__name__)
+
 LOCK_MARKERS = ("Could not set lock", "lock on file",
                 "checkpoint recovery is pending")  # ladybug: a read-only open during a writer's checkpoint
+# What kuzu/ladybug say when the database file is damaged or cut short (a partial copy, a full disk).
+DAMAGE_MARKERS = ("Reading past the end of the file", "Corrupted", "corrupted", "checksum", "Checksum",
+                  "Unable to open database", "not a valid", "Invalid database", "wal file", "WAL")
 # Up to this many ids of one kind, get_many looks each up by primary key (~0.5 ms each);
 # beyond it one scan of the table is cheaper (~50 ms for 200k rows, benchmarks/tool_latency.py).
 PK_LOOKUPS_MAX = 64
@@ -73,16 +79,27 @@ def writer_pool_mb(path: Path, floor_mb: int) -> int:
     return max(floor_mb, min(2 * size_mb, half_ram_mb))
 
 
-def translate(exc: Exception, doing: str) -> Exception:
-    """A memtools error for a kuzu exception (chain it with ``from``)."""
+def translate(exc: Exception, doing: str, memory: Path | None = None) -> Exception:
+    """A memtools error in plain words for a kuzu/ladybug exception (chain it with ``from``); the
+    engine's own text goes to the debug log, never to the user. ``memory``: the memory folder,
+    named in the command that helps."""
     text = str(exc)
+    log.debug("graph engine failed while %s: %s", doing, text)
     if any(marker in text for marker in LOCK_MARKERS):
         return MemoryBusy("memory is being updated by another process, try again in a few seconds")
+    where = f" --memory {memory}" if memory is not None else ""
     if "Buffer manager exception" in text or "buffer pool is full" in text:
         return StoreError(f"the graph database ran out of memory while {doing} (one write needed more than "
-                          "its buffer pool): run `memtools check` on the memory, then write fewer videos at a "
+                          f"its buffer pool): run `memtools check{where}`, then write fewer videos at a "
                           "time (import-captions --batch-size) or free memory and run the command again")
-    return StoreError(f"graph store failed while {doing}: {text}")
+    if "No space left on device" in text:
+        return StoreError(f"the graph database could not write while {doing}: No space left on device. Free "
+                          "disk space and run the command again")
+    if any(marker in text for marker in DAMAGE_MARKERS):
+        return MemoryDamaged(f"the graph database cannot be read while {doing}: its file is damaged or truncated. "
+                             f"Run `memtools check{where}` to see what is lost and how to get it back")
+    return StoreError(f"the graph database failed while {doing}; `memtools check{where}` says whether the "
+                      "memory is damaged (the engine's own message goes to the debug log)")
 
 
 class KuzuGraph(WholeVideoReads, GraphStore):
@@ -108,7 +125,7 @@ class KuzuGraph(WholeVideoReads, GraphStore):
             )
             self._conn = driver.Connection(self._db)
         except RuntimeError as exc:
-            raise translate(exc, f"opening {self.path}") from exc
+            raise translate(exc, f"opening {self.path.name}", self.path.parent) from exc
         self._present: set[str] | None = None
         self._outline: tuple[str, graph_rows.Outline | None] | None = None
 
@@ -147,7 +164,7 @@ class KuzuGraph(WholeVideoReads, GraphStore):
             result.close()
             return rows
         except RuntimeError as exc:
-            raise translate(exc, "running a query") from exc
+            raise translate(exc, "running a query", self.path.parent) from exc
 
     def ensure_schema(self) -> None:
         for statement in [*_schema_ddl(), *graph_rows.derived_ddl()]:

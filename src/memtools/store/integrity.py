@@ -3,36 +3,45 @@
 Two depths:
 
 * ``quick_problems`` (a few ``stat`` calls) runs before every read and every write:
-  ``graph.kuzu`` exists, and ``vectors/nodes.lance`` exists when the manifest lists
-  searchable nodes. ``guard_vectors`` adds, once per manifest generation, the lance row count
-  against the sum of the manifest's counts. A read on a damaged memory raises
-  ``MemoryDamaged`` (a ``ToolError`` too, so every front end shows it); a write refuses,
-  because writing on top of a lost ``vectors/`` would leave the older videos unsearchable.
+  ``graph.kuzu`` exists, each lance table the manifest implies (``nodes``; ``entities`` when a
+  video has entities; ``keyframes`` when keyframes were embedded) exists, and no table lost its
+  ``_indices`` folder while another kept its own. ``guard_vectors`` adds, once per manifest
+  generation, the lance row count against the manifest's counts, the vectors' width against the
+  embedder's, and a ``stat`` of every index lance lists. A read on a damaged memory raises
+  ``MemoryDamaged`` (a ``ToolError`` too, so every front end shows it, in plain words: lance's
+  and kuzu's own texts go to the debug log); a write refuses, because writing on top of a lost
+  table would leave the older videos unsearchable.
 * ``check`` (``memtools check``) compares everything: per video, the manifest's counts with
-  the graph's, every searchable node with its lance row and vector, every row with its node,
-  the embedder's dimension, the index, the keyframe files, and leftovers of interrupted writes.
+  the graph's, every searchable node with its lance row, every row with its node, the
+  ``entities`` and ``keyframes`` tables, the vectors' width, every table's indexes and their
+  files (``lance_check``), the navigation rows, the keyframe files (each one decoded), videos
+  whose build failed, and leftovers of interrupted writes.
 
-``memtools.store.repair`` fixes what ``check`` finds, where it can be derived.
+It reads the memory through the storage contract (``memtools.store.base.MemoryParts``), never
+``Memory``: ``memory -> integrity`` is the only direction. ``memtools.store.repair`` fixes what
+``check`` finds, where it can be derived.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
-from collections import Counter, defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
+from memtools.store.base import MemoryParts
 from memtools.store.file_lock import try_lock, unlock
+from memtools.store.lance_check import describe, missing_index_files, table_folder, vector_dim
 from memtools.store.manifest import Manifest, read_manifest
-from memtools.store.problems import Problem, Report
+from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.problems import first_line as _first_line
+from memtools.store.vector_check import check_entities, check_nodes, entity_videos
 from memtools.store.vectors import LanceIndex
 
-if TYPE_CHECKING:
-    from memtools.store.memory import Memory
+log = logging.getLogger(__name__)
 
 GRAPH_FILE, VECTORS_DIR, NODES_TABLE = "graph.kuzu", "vectors", "nodes.lance"
 LOCK_FILE, INTENT_FILE, TEMP_GLOB = "memtools.lock", ".write-intent", ".memtools-*.json"
@@ -74,19 +83,46 @@ def expected_rows(manifest: Manifest) -> int:
                for entry in manifest.videos.values() if entry.status == "ready")
 
 
+def expected_tables(manifest: Manifest, rows: int) -> dict[str, str]:
+    """The lance tables the manifest says hold rows (name -> what is lost without it)."""
+    tables = {"nodes": f"{rows} searchable nodes have no vectors"} if rows else {}
+    with_entities = len(entity_videos(manifest))
+    if with_entities:
+        tables["entities"] = f"the entity profiles of {with_entities} video(s) are lost"
+    frames = sum(e.keyframe_vectors for e in manifest.videos.values() if e.status == "ready")
+    if frames and manifest.image_embedder is not None:
+        tables["keyframes"] = f"{frames} keyframe vector(s) are lost"
+    return tables
+
+
 def quick_problems(path: Path, manifest: Manifest, rows: int | None = None) -> list[Problem]:
-    """What a few ``stat`` calls can tell: the graph file and the vector table exist.
-    ``rows``: ``expected_rows(manifest)`` when the caller has it already."""
+    """What a few ``stat`` calls can tell: the graph file and the lance tables the manifest implies
+    exist, and their index folders are there when another table's are (``finish_write`` indexes
+    them together). ``rows``: ``expected_rows(manifest)`` when the caller has it already."""
     problems = []
     graph = graph_file_name(manifest)
     if not (path / graph).is_file():
         ready = [vid for vid, entry in manifest.videos.items() if entry.status == "ready"]
         problems.append(Problem("graph", f"{graph} is missing", not ready, restore=_restore(path, ready)))
     rows = expected_rows(manifest) if rows is None else rows
-    # tables on object storage: no stat() there; guard_vectors' row count notices lost tables
-    if rows and not manifest.tables and not (path / VECTORS_DIR / NODES_TABLE).is_dir():
-        where = f"{VECTORS_DIR}/" if not (path / VECTORS_DIR).is_dir() else f"{VECTORS_DIR}/{NODES_TABLE}"
-        problems.append(Problem("vectors", f"{where} is missing ({rows} searchable nodes have no vectors)", True))
+    if manifest.tables:  # object storage: no stat() there; guard_vectors' row count notices lost tables
+        return problems
+    folder = path / VECTORS_DIR
+    tables = expected_tables(manifest, rows)
+    if tables and not folder.is_dir():
+        lost = "; ".join(tables.values())
+        return [*problems, Problem("vectors", f"{VECTORS_DIR}/ is missing ({lost})", True)]
+    present = [name for name in tables if (folder / f"{name}.lance").is_dir()]
+    for name in tables:
+        if name not in present:
+            part = "vectors" if name == "nodes" else name
+            problems.append(Problem(part, f"{VECTORS_DIR}/{name}.lance is missing ({tables[name]})", True))
+    indexed = [name for name in present if (folder / f"{name}.lance" / "_indices").is_dir()]
+    for name in present if indexed else []:
+        if name not in indexed:
+            part = "vectors" if name == "nodes" else name
+            problems.append(Problem(part, f"{VECTORS_DIR}/{name}.lance/_indices is missing (the table's indexes "
+                                    "are lost)", True, index_only=True))
     return problems
 
 
@@ -104,32 +140,48 @@ def damage_message(path: Path, problems: list[Problem], *, writing: bool = False
             f"the user should {fix}")
 
 
-def guard(memory: Memory, *, writing: bool = False) -> None:
+def guard(memory: MemoryParts, *, writing: bool = False) -> None:
     """Raise ``MemoryDamaged`` if the cheap checks fail."""
     cached = getattr(memory, "_expected_rows", None)
     if cached is None or cached[0] is not memory.manifest:  # the sum costs ~1 µs a video: once per manifest
-        cached = memory._expected_rows = (memory.manifest, expected_rows(memory.manifest))
+        cached = (memory.manifest, expected_rows(memory.manifest))
+        setattr(memory, "_expected_rows", cached)  # noqa: B010 - a cache ``Memory`` declares
     problems = quick_problems(memory.path, memory.manifest, cached[1])
     if problems:
         raise MemoryDamaged(damage_message(memory.path, problems, writing=writing))
 
 
-def guard_vectors(memory: Memory, index: LanceIndex) -> None:
-    """Once per manifest generation: the lance row count matches the manifest's counts."""
+def guard_vectors(memory: MemoryParts, index: LanceIndex) -> None:
+    """Once per manifest generation: the lance row count matches the manifest's counts, the vectors are
+    as wide as the manifest's embedder says, and every index lance lists still has its files."""
     manifest = memory.manifest
-    if getattr(memory, "_vectors_checked", None) == (manifest.generation, memory._manifest_stamp):
+    seen = (manifest.generation, getattr(memory, "_manifest_stamp", 0))
+    if getattr(memory, "_vectors_checked", None) == seen:
         return
     guard(memory)
     expected = expected_rows(manifest)
     try:
         found = index.count()
-    except StoreError as exc:
-        raise MemoryDamaged(damage_message(memory.path, [Problem("vectors", _first_line(exc), True)])) from exc
+        table = index.nodes()
+        dim = vector_dim(table) if table is not None else manifest.embedder.dim
+        lost = missing_index_files(table, table_folder(index, "nodes")) if table is not None else []
+    except Exception as exc:  # lance raises many kinds on damaged files; its text goes to the debug log
+        text = unreadable("the vector table cannot be read (a data file is missing or damaged)", exc)
+        raise MemoryDamaged(damage_message(memory.path, [Problem("vectors", text, True)])) from exc
+    problems = []
     if found != expected:
-        text = (f"the vector table holds {found} rows but the manifest lists {expected} searchable nodes"
-                " (a write was interrupted, or files were copied from different times)")
-        raise MemoryDamaged(damage_message(memory.path, [Problem("vectors", text, True)]))
-    memory._vectors_checked = (manifest.generation, memory._manifest_stamp)
+        problems.append(Problem("vectors", f"the vector table holds {found} rows but the manifest lists {expected} "
+                                "searchable nodes (a write was interrupted, or files were copied from different "
+                                "times)", True))
+    if dim != manifest.embedder.dim:
+        problems.append(Problem("vectors", f"the vector table holds {dim}-dimensional vectors but the manifest says "
+                                f"the embedder {manifest.embedder.name} makes {manifest.embedder.dim}", True))
+    if lost:
+        names = ", ".join(describe(str(ix.columns[0])) for ix in lost)
+        problems.append(Problem("vectors", f"the files of {names} of the vector table are missing", True))
+    if problems:
+        raise MemoryDamaged(damage_message(memory.path, problems))
+    setattr(memory, "_vectors_checked", seen)  # noqa: B010 - a cache ``Memory`` declares
 
 
 def clear_stale_intent(path: Path) -> bool:
@@ -152,7 +204,9 @@ def clear_stale_intent(path: Path) -> bool:
 
 
 class GuardedIndex(LanceIndex):
-    """The lance tables, except that a read never creates ``vectors/`` (a missing folder stays missing)."""
+    """The lance tables, except that a read never creates ``vectors/`` (a missing folder stays missing)
+    and a read that lance cannot answer becomes ``MemoryDamaged`` in plain words (lance's own text,
+    with its Rust paths, goes to the debug log)."""
 
     def __init__(self, path: Path | str, dim: int, memory_path: Path | None = None) -> None:
         super().__init__(path, dim)
@@ -163,34 +217,30 @@ class GuardedIndex(LanceIndex):
             return None
         return super().nodes(create)
 
+    def count(self) -> int:
+        return self._guarded(super().count)
+
     def search(self, *args, **kwargs):
-        try:
-            return super().search(*args, **kwargs)
-        except StoreError as exc:  # lance failed reading its own files: a tool caller must learn what to do
-            raise self._damaged(exc) from exc
+        return self._guarded(super().search, *args, **kwargs)
 
     def search_columns(self, *args, **kwargs):
-        try:
-            return super().search_columns(*args, **kwargs)
-        except StoreError as exc:
-            raise self._damaged(exc) from exc
+        return self._guarded(super().search_columns, *args, **kwargs)
 
     def complete(self, *args, **kwargs):
-        try:
-            return super().complete(*args, **kwargs)
-        except StoreError as exc:
-            raise self._damaged(exc) from exc
+        return self._guarded(super().complete, *args, **kwargs)
 
     def video_profiles(self):
-        try:
-            return super().video_profiles()
-        except StoreError as exc:
-            raise self._damaged(exc) from exc
+        return self._guarded(super().video_profiles)
 
-    def _damaged(self, exc: StoreError) -> MemoryDamaged:
-        memory = self.memory_path
-        return MemoryDamaged(f"{exc}. The vector table may be damaged; the user should run `memtools check "
-                             f"--memory {memory}` (and `memtools repair --memory {memory}` if it finds damage)")
+    def _guarded(self, read, *args, **kwargs) -> Any:
+        try:
+            return read(*args, **kwargs)
+        except (StoreError, OSError, ValueError, RuntimeError) as exc:  # lance failed reading its own files
+            memory = self.memory_path
+            unreadable("a read of the vector table failed", exc)
+            raise MemoryDamaged(f"the vector table of the memory at {memory} cannot be read (a data or index file "
+                                f"is missing or damaged); the user should run `memtools check --memory {memory}`, "
+                                f"then `memtools repair --memory {memory}`") from exc
 
 
 # --- the full check (memtools check) ------------------------------------------------------
@@ -214,21 +264,25 @@ def _some(items: list[str]) -> str:
     return shown + (f" and {len(items) - EXAMPLES} more" if len(items) > EXAMPLES else "")
 
 
-def check(memory: Memory) -> Report:
-    """Compare the manifest, the graph, the vectors and the frames; never changes anything."""
+def check(memory: MemoryParts) -> Report:
+    """Compare the manifest, the graph, the lance tables and the frames; never changes anything."""
     path = memory.path
     manifest = read_manifest(path)
     memory.manifest = manifest
-    report = Report(path, problems=quick_problems(path, manifest))
+    # a lost keyframes table: check_keyframes names each video whose rows are gone
+    report = Report(path, problems=[p for p in quick_problems(path, manifest)
+                                    if not p.text.startswith(f"{VECTORS_DIR}/keyframes.lance is missing")])
     ready = sorted(v for v, e in manifest.videos.items() if e.status == "ready")
     report.parts["manifest"] = (f"{len(manifest.videos)} video(s), {len(ready)} ready, "
                                 f"embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
+    _check_failed(path, manifest, report)
     graph_ids: dict[str, set[str]] | None = None
+    frames: list[tuple[str, str]] = []
     if (path / graph_file_name(manifest)).is_file():
         try:
-            graph_ids = _check_graph(memory, manifest, ready, report)
-        except StoreError as exc:
-            text = f"{graph_file_name(manifest)} cannot be read: {_first_line(exc)}"
+            graph_ids, frames = _check_graph(memory, manifest, ready, report)
+        except (StoreError, MemoryDamaged) as exc:
+            text = unreadable(f"{graph_file_name(manifest)} cannot be read (the file is damaged or truncated)", exc)
             report.problems.append(Problem("graph", text, False, restore=_restore(path, ready)))
             report.parts["graph"] = "UNREADABLE"
     else:
@@ -240,20 +294,47 @@ def check(memory: Memory) -> Report:
     if manifest.tables:
         report.parts["tables"] = f"{manifest.tables} (object storage: files are not listed, rows are compared)"
     if _has_nodes_table(memory, manifest, report):
-        _check_vectors(memory, manifest, ready, graph_ids, report)
+        check_nodes(memory, manifest, ready, graph_ids, report)
+        if not any(p.text.startswith(f"{VECTORS_DIR}/entities.lance is missing") for p in report.problems):
+            check_entities(memory, manifest, ready, report)
     elif "vectors" not in report.parts:
         report.parts["vectors"] = "missing" if expected_rows(manifest) else "empty (no searchable nodes yet)"
         if manifest.tables and expected_rows(manifest):  # on disk, quick_problems said so already
             report.problems.append(Problem("vectors", f"the nodes table is missing at {manifest.tables} "
                                            f"({expected_rows(manifest)} searchable nodes have no vectors)", True))
     _check_files(path, manifest, report)
+    from memtools.store.frame_files import check_keyframe_files
     from memtools.store.keyframe_check import check_keyframes
 
+    if frames:
+        with memory.reading(guard=False) as g:
+            check_keyframe_files(path, manifest, frames, report, g)
+    else:
+        report.parts["frames"] = "0 keyframe(s)"
     check_keyframes(memory, manifest, ready, report)
+    # a lost _indices folder is one line, not one per index
+    gone = [name for name in ("nodes", "entities", "keyframes")
+            if any(p.text.startswith(f"{VECTORS_DIR}/{name}.lance/_indices is missing") for p in report.problems)]
+    report.problems = [p for p in report.problems
+                       if not any(p.text.startswith(f"{name} table: the files of") for name in gone)]
     return report
 
 
-def _has_nodes_table(memory: Memory, manifest: Manifest, report: Report) -> bool:
+def _check_failed(path: Path, manifest: Manifest, report: Report) -> None:
+    """Videos whose build stopped (status ``failed``): listed, never searchable, and what to do."""
+    for vid, entry in sorted(manifest.videos.items()):
+        if entry.status != "failed":
+            continue
+        when = f" on {entry.updated_at}" if entry.updated_at else ""
+        checkpoints = " (its checkpoints in work/ make that quick)" if (path / "work" / vid).is_dir() else ""
+        report.problems.append(Problem(
+            "videos", f"video {vid!r} failed to build{when}: its build stopped before the video was written, so "
+                      "no tool can find it", False, vid,
+            restore=f"rerun `memtools build` for it{checkpoints}, or `memtools repair --forget-lost --memory {path}` "
+                    "to drop it from the list"))
+
+
+def _has_nodes_table(memory: MemoryParts, manifest: Manifest, report: Report) -> bool:
     if not manifest.tables:
         return (memory.path / VECTORS_DIR / NODES_TABLE).is_dir()
     try:
@@ -266,7 +347,8 @@ def _has_nodes_table(memory: Memory, manifest: Manifest, report: Report) -> bool
         return False
 
 
-def _check_graph(memory: Memory, manifest: Manifest, ready: list[str], report: Report) -> dict[str, set[str]]:
+def _check_graph(memory: MemoryParts, manifest: Manifest, ready: list[str],
+                 report: Report) -> tuple[dict[str, set[str]], list[tuple[str, str]]]:
     path = memory.path
     with memory.reading(guard=False) as g:
         in_graph = set(g.video_ids())
@@ -291,65 +373,7 @@ def _check_graph(memory: Memory, manifest: Manifest, ready: list[str], report: R
                 detail = ", ".join(f"{k} {m} vs {g}" for k, (m, g) in sorted(wrong.items()))
                 report.problems.append(Problem("manifest", f"{vid}: manifest counts differ from the graph ({detail})",
                                                True, vid))
-    missing = [(vid, p) for vid, p in frames if vid in manifest.videos and not (path / p).is_file()]
-    by_video: dict[str, list[str]] = defaultdict(list)
-    for vid, p in missing:
-        by_video[vid].append(p)
-    for vid, paths in sorted(by_video.items()):
-        report.problems.append(Problem(
-            "frames", f"{vid}: {len(paths)} keyframe image(s) missing, e.g. {paths[0]}", False, vid,
-            restore="inspect_frames falls back to the source video; rebuild the video to store them again"))
-    report.parts["frames"] = f"{len(frames)} keyframe(s), {len(missing)} missing"
-    return {vid: searchable.get(vid, set()) for vid in ready if vid in in_graph}
-
-
-def _check_vectors(memory: Memory, manifest: Manifest, ready: list[str], graph_ids: dict[str, set[str]] | None,
-                   report: Report) -> None:
-    index = memory.vectors_unchecked
-    index.refresh()
-    try:
-        table = index.nodes()
-        dim = table.schema.field("vector").type.list_size
-        rows = table.search().select(["id", "video_id", "vector"]).limit(None).to_arrow()
-        nulls = table.count_rows("vector IS NULL")
-        indexed = {tuple(ix.columns) for ix in table.list_indices()}
-    except Exception as exc:  # lance raises OSError/ValueError/RuntimeError/pyarrow errors on damaged files
-        report.parts["vectors"] = "UNREADABLE"
-        report.problems.append(Problem("vectors", f"the vector table cannot be read: {_first_line(exc)}", True))
-        return
-    report.parts["vectors"] = f"{rows.num_rows} row(s), dim {dim}"
-    if dim != manifest.embedder.dim:
-        report.problems.append(Problem("vectors", f"vectors have dimension {dim} but the embedder "
-                                       f"{manifest.embedder.name} makes {manifest.embedder.dim}", True))
-    if nulls:
-        report.problems.append(Problem("vectors", f"{nulls} row(s) have no vector", True))
-    if rows.num_rows and ("text",) not in indexed:
-        report.problems.append(Problem("vectors", "the full-text index is missing", True))
-    ids, vids = rows.column("id").to_pylist(), rows.column("video_id").to_pylist()
-    twice = [i for i, n in Counter(ids).items() if n > 1]
-    if twice:
-        report.problems.append(Problem("vectors", f"{len(twice)} node(s) have more than one row, e.g. {twice[0]}",
-                                       True))
-    in_lance: dict[str, set[str]] = defaultdict(set)
-    for node_id, vid in zip(ids, vids, strict=True):
-        in_lance[vid].add(node_id)
-    for vid in sorted(set(in_lance) - set(ready)):
-        report.problems.append(Problem("vectors", f"{len(in_lance[vid])} row(s) of video {vid!r}, which is not a "
-                                       "ready video of this memory", True, vid))
-    if graph_ids is None:
-        return  # no graph to compare the rows with
-    for vid in ready:
-        want, have = graph_ids.get(vid), in_lance.get(vid, set())
-        if want is None:
-            continue  # a video the graph lost: reported above
-        if want - have:
-            lacking = sorted(want - have)
-            report.problems.append(Problem("vectors", f"{vid}: {len(lacking)} searchable node(s) have no vector "
-                                           f"row, e.g. {lacking[0]}", True, vid))
-        if have - want:
-            extra = sorted(have - want)
-            report.problems.append(Problem("vectors", f"{vid}: {len(extra)} row(s) name nodes the graph does not "
-                                           f"hold, e.g. {extra[0]}", True, vid))
+    return {vid: searchable.get(vid, set()) for vid in ready if vid in in_graph}, frames
 
 
 def _check_files(path: Path, manifest: Manifest, report: Report) -> None:

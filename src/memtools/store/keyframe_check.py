@@ -1,35 +1,33 @@
-"""``memtools check`` / ``repair`` for the lance ``keyframes`` table (memories with an image embedder).
+"""``memtools check`` / ``repair`` for the lance ``keyframes`` table (memories with an image embedder);
+the image files themselves are ``frame_files``'.
 
-Check: the table is readable, its vectors have the image embedder's dimension, each ready
-video has as many rows as the manifest's ``keyframe_vectors`` and only ids of its stored
-keyframes, and no rows belong to videos the memory does not hold. Every such problem is
-repairable: the rows are embedded again from the JPEGs in ``frames/`` (keyframes whose file
-is gone stay without a vector; ``check`` reports those files separately).
+Check: the table is readable, its vectors have the image embedder's dimension, each ready video has as
+many rows as the manifest's ``keyframe_vectors``, no rows belong to videos the memory does not
+hold, and its indexes have their files. Every such problem is repairable: the rows are embedded
+again from the JPEGs in ``frames/`` (keyframes whose file is gone stay without a vector).
 """
 
 from __future__ import annotations
 
 import math
-import shutil
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtools.store.keyframe_index import TABLE, KeyframeIndex
+from memtools.store.frame_files import image_damage
+from memtools.store.keyframe_index import TABLE, KeyframeIndex, keyframes_schema
 from memtools.store.keyframe_vectors import embed_keyframes
+from memtools.store.lance_check import index_problems, table_folder, vector_dim
 from memtools.store.manifest import Manifest, read_manifest, write_manifest
-from memtools.store.problems import Problem, Report
-from memtools.store.problems import first_line as _first_line
+from memtools.store.problems import Problem, Report, unreadable
+from memtools.store.table_swap import AsideTable
 
 if TYPE_CHECKING:
-    from memtools.store.base import GraphStore
-    from memtools.store.memory import Memory
+    from memtools.store.base import GraphStore, MemoryParts
 
 PART = "keyframes"
-
-
-def check_keyframes(memory: Memory, manifest: Manifest, ready: list[str], report: Report) -> None:
+def check_keyframes(memory: MemoryParts, manifest: Manifest, ready: list[str], report: Report) -> None:
     info = manifest.image_embedder
     if info is None:
         report.parts[PART] = "no vectors (built without an image embedder; search_frames is off)"
@@ -38,13 +36,15 @@ def check_keyframes(memory: Memory, manifest: Manifest, ready: list[str], report
     try:
         lance = table.table()
         if lance is not None:
-            rows = lance.search().select(["id", "video_id", "vector"]).limit(None).to_arrow()
-            dim = lance.schema.field("vector").type.list_size
+            rows = lance.search().select(["id", "video_id"]).limit(None).to_arrow()
+            dim = vector_dim(lance)
+            broken_indexes = index_problems(lance, TABLE, rows.num_rows, table_folder(memory.vectors_unchecked, TABLE))
         else:
-            rows, dim = None, info.dim
-    except Exception as exc:  # lance raises many kinds on damaged files
+            rows, dim, broken_indexes = None, info.dim, []
+    except Exception as exc:  # lance raises many kinds on damaged files; its text goes to the debug log
         report.parts[PART] = "UNREADABLE"
-        report.problems.append(Problem(PART, f"the keyframes table cannot be read: {_first_line(exc)}", True))
+        text = unreadable("the keyframes table cannot be read (a data file is missing or damaged)", exc)
+        report.problems.append(Problem(PART, text, True))
         return
     ids = rows.column("id").to_pylist() if rows is not None else []
     vids = rows.column("video_id").to_pylist() if rows is not None else []
@@ -52,6 +52,7 @@ def check_keyframes(memory: Memory, manifest: Manifest, ready: list[str], report
     if dim != info.dim:
         report.problems.append(Problem(PART, f"keyframe vectors have dimension {dim} but {info.name} makes "
                                        f"{info.dim}", True))
+    report.problems += [Problem(PART, line, True, index_only=True) for line in broken_indexes]
     per_video = Counter(vids)
     for vid in sorted(set(per_video) - set(ready)):
         report.problems.append(Problem(PART, f"{per_video[vid]} keyframe row(s) of video {vid!r}, which is not a "
@@ -63,24 +64,40 @@ def check_keyframes(memory: Memory, manifest: Manifest, ready: list[str], report
                                            f"lists {want}", True, vid))
 
 
-def repair_keyframes(memory: Memory, kuzu: GraphStore, problems: list[Problem], done: list[str],
-                     say: Callable[[str], None]) -> None:
-    """Embed the keyframes of the damaged videos again (all of them when the table itself is damaged)."""
-    damage = [p for p in problems if p.part == PART]
+def repair_keyframes(memory: MemoryParts, kuzu: GraphStore, problems: list[Problem], done: list[str],
+                     say: Callable[[str], None], swaps: list[AsideTable]) -> None:
+    """Embed the keyframes of the damaged videos again: all of them into a table built aside, checked and
+    swapped in when the table itself is damaged (``swaps`` collects it); else the videos' rows in place.
+    Lost or corrupt images cannot be derived; their keyframes stay without a vector. Indexes: ``repair``."""
+    damage = [p for p in problems if p.part == PART and not p.index_only]
     manifest = read_manifest(memory.path)
     if not damage or manifest.image_embedder is None:
         return
     embedder = memory.image_embedder
     if embedder is None:  # the manifest names one, so the memory loads it; kept for the type checker
         return
-    table = KeyframeIndex(memory.vectors_unchecked, manifest.image_embedder.dim)
+    lance = memory.vectors_unchecked
+    table = KeyframeIndex(lance, manifest.image_embedder.dim)
     ready = sorted(v for v, e in manifest.videos.items() if e.status == "ready")
-    if any(p.video_id == "" for p in damage):  # unreadable or wrong dimension: start the table afresh
+    per_video: dict[str, int] = {}
+    if any(p.video_id == "" for p in damage):  # lost, unreadable or the wrong width: a new table
+        aside = AsideTable(lance._db, TABLE, keyframes_schema(embedder.dim), None if lance.remote else Path(lance.path))
+        ids: list[str] = []
         try:
-            table.restore(None)
-        except Exception:
-            shutil.rmtree(Path(memory.vectors_unchecked.path) / f"{TABLE}.lance", ignore_errors=True)
-        table._table = None
+            for n, vid in enumerate(ready, 1):
+                rows = embed_keyframes(memory.path, _decodable(memory.path, kuzu, vid), embedder)
+                aside.add(rows)
+                ids += [r["id"] for r in rows]
+                per_video[vid] = len(rows)
+                say(f"keyframes: {n}/{len(ready)} video(s)")
+            aside.verify(ids, embedder.dim)
+        except BaseException:
+            aside.discard()
+            raise
+        aside.swap_in()
+        swaps.append(aside)
+        if getattr(memory.keyframes, "_table", None) is not None:
+            memory.keyframes._table = None
         todo = ready
     else:
         todo = sorted({p.video_id for p in damage if p.video_id in ready})
@@ -88,17 +105,21 @@ def repair_keyframes(memory: Memory, kuzu: GraphStore, problems: list[Problem], 
         if stale:
             table.replace_videos(stale, [])
             done.append(f"removed the keyframe rows of {len(stale)} video(s) the memory does not hold")
-    table.table(create=True)
-    written = 0
-    for n, vid in enumerate(todo, 1):
-        rows = embed_keyframes(memory.path, kuzu.keyframes(vid, 0.0, math.inf), embedder)
-        table.replace_videos([vid], rows)
-        manifest.videos[vid].keyframe_vectors = len(rows)
-        written += len(rows)
-        say(f"keyframes: {n}/{len(todo)} video(s)")
-    table.finish_write()
+        table.table(create=True)
+        for n, vid in enumerate(todo, 1):
+            rows = embed_keyframes(memory.path, _decodable(memory.path, kuzu, vid), embedder)
+            table.replace_videos([vid], rows)
+            per_video[vid] = len(rows)
+            say(f"keyframes: {n}/{len(todo)} video(s)")
+    for vid, n in per_video.items():
+        manifest.videos[vid].keyframe_vectors = n
     manifest.generation += 1
     write_manifest(memory.path, manifest)
     memory.manifest = manifest
     if todo:
-        done.append(f"embedded {written} keyframe(s) of {len(todo)} video(s) again from frames/")
+        done.append(f"embedded {sum(per_video.values())} keyframe(s) of {len(todo)} video(s) again from frames/")
+
+
+def _decodable(root: Path, kuzu: GraphStore, video_id: str) -> list:
+    """A video's keyframes whose image decodes (a lost or corrupt one gets no vector)."""
+    return [k for k in kuzu.keyframes(video_id, 0.0, math.inf) if image_damage(root / k.path) is None]

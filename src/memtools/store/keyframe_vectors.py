@@ -19,7 +19,7 @@ from memtools.store.manifest import EmbedderInfo, Manifest
 
 if TYPE_CHECKING:
     from memtools.embed.images import ImageEmbedder
-    from memtools.store.memory import Memory
+    from memtools.store.base import MemoryParts
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,7 @@ def frame_rows(root: Path, graphs: Sequence[VideoGraph], embedder: ImageEmbedder
                       {g.video_id: counts.get(g.video_id, 0) for g in graphs})
 
 
-def table_for_write(memory: Memory, frames: FrameBatch) -> KeyframeIndex | None:
+def table_for_write(memory: MemoryParts, frames: FrameBatch) -> KeyframeIndex | None:
     """The ``keyframes`` table this write changes (created on the first write with an image embedder)."""
     if frames.info is None:
         return memory.keyframes

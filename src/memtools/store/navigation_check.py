@@ -19,9 +19,8 @@ from memtools.store.manifest import read_manifest
 from memtools.store.problems import Problem, Report
 
 if TYPE_CHECKING:
-    from memtools.store.base import GraphStore
+    from memtools.store.base import GraphStore, MemoryParts
     from memtools.store.manifest import Manifest
-    from memtools.store.memory import Memory
 
 PART = "navigation"
 EXAMPLES = 3  # videos named one by one; the rest are counted in one line
@@ -43,7 +42,7 @@ def _compare(g: KuzuGraph, ready: list[str]) -> tuple[list[str], list[str], dict
     return wrong, sorted(set(have) - set(ready)), have
 
 
-def check_navigation(memory: Memory, manifest: Manifest, ready: list[str], report: Report) -> None:
+def check_navigation(memory: MemoryParts, manifest: Manifest, ready: list[str], report: Report) -> None:
     with memory.reading(guard=False) as g:
         if not isinstance(g, KuzuGraph):  # the rows belong to the kuzu/ladybug engine; another has its own
             return
@@ -61,7 +60,7 @@ def check_navigation(memory: Memory, manifest: Manifest, ready: list[str], repor
                                        "this memory", True, vid))
 
 
-def repair_navigation(memory: Memory, kuzu: GraphStore, problems: list[Problem], done: list[str],
+def repair_navigation(memory: MemoryParts, kuzu: GraphStore, problems: list[Problem], done: list[str],
                       say: Callable[[str], None]) -> None:
     """Write the navigation rows of every video lacking them again, from the graph; drop stale ones."""
     if not any(p.part == PART for p in problems) or not isinstance(kuzu, KuzuGraph):

@@ -4,19 +4,23 @@ each part (``integrity``, ``keyframe_check``) share it without importing each ot
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+
+log = logging.getLogger("memtools.store.integrity")
 
 
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with a memory. ``repairable``: ``memtools repair`` can derive it again."""
 
-    part: str  # manifest | graph | vectors | frames | files
+    part: str  # manifest | graph | vectors | entities | keyframes | navigation | frames | videos | files
     text: str
     repairable: bool
     video_id: str = ""
     restore: str = ""  # for what repair cannot derive: how the user gets it back
+    index_only: bool = False  # only a table's indexes are lost: repair builds them again, rows stay
 
 
 @dataclass
@@ -53,3 +57,10 @@ class Report:
 def first_line(exc: BaseException) -> str:
     """The first line of an exception's message (its type when it has none), at most 300 characters."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+
+
+def unreadable(what: str, exc: BaseException) -> str:
+    """``what`` ("the vector table cannot be read"), in plain words for the user; the engine's own
+    text (lance's Rust paths, kuzu's messages) goes to the debug log with its traceback."""
+    log.debug("%s: %s", what, exc, exc_info=exc)
+    return what

@@ -26,11 +26,10 @@ from memtools.store.payload import index_rows
 if TYPE_CHECKING:
     from memtools.embed.base import Embedder
     from memtools.embed.images import ImageEmbedder
-    from memtools.store.base import GraphEngine, GraphStore
+    from memtools.store.base import GraphEngine, GraphStore, MemoryParts
     from memtools.store.entity_index import EntityIndex
     from memtools.store.keyframe_index import KeyframeIndex
     from memtools.store.manifest import Manifest
-    from memtools.store.memory import Memory
     from memtools.store.outline import Outline
     from memtools.store.vectors import LanceIndex
 
@@ -160,7 +159,7 @@ class MemoryWrites(VideoWrites):
             # COPY Rel is rolled back by hand, so everything that can fail happens before
             # the kuzu transaction, which then only copies validated rows and commits.
             before, before_entities = self._vectors.version(), self._entities.version()
-            keyframes = keyframe_vectors.table_for_write(cast("Memory", self), frames)
+            keyframes = keyframe_vectors.table_for_write(cast("MemoryParts", self), frames)
             before_frames = keyframes.version() if keyframes is not None else None
 
             def undo() -> None:
@@ -289,7 +288,7 @@ class MemoryWrites(VideoWrites):
         with self._process_lock():
             if guard:
                 self.manifest = read_manifest(self.path)
-                integrity.guard(cast("Memory", self), writing=True)
+                integrity.guard(cast("MemoryParts", self), writing=True)
             intent = self.path / INTENT_FILE
             intent.touch()
             try:
