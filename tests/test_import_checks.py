@@ -4,13 +4,14 @@ before writing anything (issue 9, items 2 and 3)."""
 from __future__ import annotations
 
 import json
+import math
 import tracemalloc
 
 import pytest
 
 from memtools.cli import main
 from memtools.errors import ImportFormatError, StoreError
-from memtools.importers.caption_checks import ImportNotes
+from memtools.importers.caption_checks import NON_FINITE, Caption, CaptionedVideo, ImportNotes, clean_captions
 from memtools.importers.captions import read_caption_file, read_subtitles
 from memtools.importers.dense_captions import read_dense_captions, scan_dense_captions
 from memtools.store import Memory
@@ -47,16 +48,24 @@ def test_every_repair_is_counted_with_file_video_and_caption(tmp_path, capsys):
         assert m.manifest.videos["v_a"].duration == 33.5
 
 
-def test_nan_and_infinite_times_are_rejected_per_caption_and_the_rest_lands(tmp_path, capsys):
+def test_times_written_as_text_are_rejected_per_caption_and_the_rest_lands(tmp_path, capsys):
     source = tmp_path / "caps.json"
-    # Times written as strings read as NaN / infinity; the other captions are imported.
-    source.write_text('{"v_a": {"duration": 20, "timestamps": [["nan", 3], [1, "-inf"], [4, 6]],'
-                      ' "sentences": ["bad start", "bad end", "good"]}}', encoding="utf-8")
+    # Times written as strings ("nan", "-inf", "12.5") are not numbers: rejected, never converted.
+    source.write_text('{"v_a": {"duration": 20, "timestamps": [["nan", 3], [1, "-inf"], ["4", 6], [4, 6]],'
+                      ' "sentences": ["bad start", "bad end", "text start", "good"]}}', encoding="utf-8")
     code, out, _, memory = _import(tmp_path, capsys, source)
     assert code == 0
-    assert "2 caption(s) rejected: a NaN or infinite time (not imported)" in out
-    assert "video v_a, caption 1" in out and "video v_a, caption 2" in out
+    assert "3 caption(s) rejected: the timestamp is not [start, end] in numbers (not imported)" in out
+    assert "video v_a, caption 1: ['nan', 3]" in out and "video v_a, caption 2: [1, '-inf']" in out
     assert "Imported 1 video(s): 1 captions" in out
+
+
+def test_nan_and_infinite_times_from_python_are_rejected_per_caption():
+    notes = ImportNotes()
+    video = CaptionedVideo("v_a", [Caption(math.nan, 3, "a"), Caption(1, math.inf, "b"), Caption(4, 6, "c")], 20.0)
+    cleaned = clean_captions(video, "api", notes)
+    assert [c.text for c in cleaned.captions] == ["c"]
+    assert notes.counts[NON_FINITE] == 2 and notes.rejected == 2
 
 
 def test_a_json_nan_literal_names_the_file_and_video_and_writes_nothing(tmp_path, capsys):
@@ -65,7 +74,7 @@ def test_a_json_nan_literal_names_the_file_and_video_and_writes_nothing(tmp_path
                       ' "v_b": {"duration": 9, "timestamps": [[NaN, 2]], "sentences": ["bad"]}}', encoding="utf-8")
     code, _, err, memory = _import(tmp_path, capsys, source)
     assert code == 1
-    assert str(source) in err and "after video 'v_a'" in err and "NaN" in err
+    assert str(source) in err and "in video 'v_b'" in err and "NaN" in err
     assert "Traceback" not in err and "pydantic" not in err
     assert not (memory / "memtools.json").exists()  # refused before the first write
 
@@ -117,7 +126,8 @@ def test_the_database_layout_still_reads(tmp_path):
 
 
 @pytest.mark.parametrize("text", ["[1, 2]", "", '{"v_a": {"timestamps": [[1, 2]]}}',
-                                  '{"v_a": {"timestamps": [[true, 2]], "sentences": ["x"]}}'])
+                                  '{"v_a": {"timestamps": [[1, 2]], "sentences": "x"}}',
+                                  '{"v_a": {"timestamps": {"a": 1}, "sentences": ["x"]}}', '{"v_a": "x"}'])
 def test_wrong_layouts_are_one_clear_error(tmp_path, text):
     source = tmp_path / "x.json"
     source.write_text(text, encoding="utf-8")

@@ -13,8 +13,8 @@ import importlib
 import logging
 import os
 import sys
-from pathlib import Path
 
+from memtools.cli.arg_types import Parser, folder
 from memtools.cli.common import MEMORY_ENV, resolve_memory
 from memtools.errors import MemtoolsError, ToolError
 
@@ -24,12 +24,12 @@ COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "m
 
 
 def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(
+    root = Parser(  # reads --video-id -ErPSunMfcs as a value (cli/arg_types.py)
         prog="memtools",
         description="Long-term graph memory of videos for LLM agents: build it, inspect it, serve it as tools.",
     )
     root.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
-    root.add_argument("--memory", "-m", type=Path, default=None, metavar="DIR",
+    root.add_argument("--memory", "-m", type=folder, default=None, metavar="DIR",
                       help=f"memory folder, for any command (or after it); default ${MEMORY_ENV}")
     sub = root.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
