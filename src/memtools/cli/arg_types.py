@@ -66,7 +66,7 @@ class Parser(argparse.ArgumentParser):
     made by ``add_subparsers`` are of the same class, so every command gets it. A value starting
     with ``--`` still needs the ``=`` form (``--video-id=--x``): it is more often a mistyped flag."""
 
-    def parse_known_args(self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None):
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace=None):  # type: ignore[override]
         args = join_dash_values(self, sys.argv[1:] if args is None else args)
         return super().parse_known_args(args, namespace)
 

@@ -28,7 +28,7 @@ END_BEFORE_START = "caption(s) ended before they started: made zero-length at th
 PAST_DURATION = "video(s) had captions past their duration: duration extended to the last caption's end"
 BAD_DURATION = ("video(s) had a duration that is not a usable number (negative, NaN, infinite, over "
                 "10,000,000 s or not a number): taken from the captions")
-EMPTY = "empty caption(s) dropped (nothing left without whitespace, zero-width and control characters)"
+EMPTY = "empty caption(s) dropped (blank, or only zero-width or control characters)"
 NON_FINITE = "caption(s) rejected: a NaN or infinite time (not imported)"
 ABSURD_TIME = ("caption(s) rejected: a time beyond 10,000,000 s or far past the video's duration "
                "(not imported)")

@@ -161,22 +161,50 @@ class _Events:
                 raise
 
     def value(self, event: str, value: Any) -> Any:
-        """The whole value that starts with this event (depth-bounded by ``next``)."""
-        if event == "start_map":
-            out: dict[str, Any] = {}
-            while True:
-                event, key = self.next()
-                if event == "end_map":
-                    return out
-                out[key] = self.value(*self.next())
-        if event == "start_array":
-            items: list[Any] = []
-            while True:
-                event, item = self.next()
-                if event == "end_array":
-                    return items
-                items.append(self.value(event, item))
-        return value
+        """The whole value that starts with this event (the checks of ``next``, inlined: this loop
+        builds every video, so it holds the per-event work to a few comparisons)."""
+        if event != "start_map" and event != "start_array":
+            return value
+        ijson = _ijson()
+        top: Any = {} if event == "start_map" else []
+        stack = [top]
+        key = ""
+        source, depth = self.source, self.depth
+        try:
+            for event, value in self.events:
+                source.since_value = 0
+                if event == "map_key":
+                    key = value
+                    if len(key) > MAX_STRING_CHARS:
+                        raise self.error(f"a key of {len(key):,} characters (at most {MAX_STRING_CHARS:,})")
+                    continue
+                container = stack[-1]
+                if event == "end_map" or event == "end_array":
+                    depth -= 1
+                    stack.pop()
+                    if not stack:
+                        self.depth = depth
+                        return top
+                    continue
+                if event == "start_map" or event == "start_array":
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        raise self.error(f"it nests deeper than {MAX_DEPTH} levels (the layout needs 5)")
+                    value = {} if event == "start_map" else []
+                    stack.append(value)
+                elif type(value) is str and len(value) > MAX_STRING_CHARS:
+                    raise self.error(f"a string of {len(value):,} characters (at most {MAX_STRING_CHARS:,})")
+                if type(container) is dict:
+                    container[key] = value
+                else:
+                    container.append(value)
+        except _TooBig as exc:
+            raise self.error(str(exc)) from None
+        except ijson.JSONError as exc:
+            raise self.broken(exc) from None
+        except (ValueError, OverflowError) as exc:
+            raise self.error(f"a number cannot be read ({exc})") from None
+        raise self.error("it ends too early")
 
 
 def _entries(path: Path) -> Iterator[tuple[str, Any]]:
