@@ -127,7 +127,10 @@ def test_the_database_layout_still_reads(tmp_path):
 
 @pytest.mark.parametrize("text", ["[1, 2]", "", '{"v_a": {"timestamps": [[1, 2]]}}',
                                   '{"v_a": {"timestamps": [[1, 2]], "sentences": "x"}}',
-                                  '{"v_a": {"timestamps": {"a": 1}, "sentences": ["x"]}}', '{"v_a": "x"}'])
+                                  '{"v_a": {"timestamps": {"a": 1}, "sentences": ["x"]}}', '{"v_a": "x"}',
+                                  '{"v_a": {"timestamps": [[1, 2]], "sentences": ["x"]}} trailing',
+                                  '{"v_a": {"timestamps": [[' + "9" * 5000 + ', 2]], "sentences": ["x"]}}',
+                                  '{"v_a": {"duration": 1e999, "timestamps": [], "sentences": []}}'])
 def test_wrong_layouts_are_one_clear_error(tmp_path, text):
     source = tmp_path / "x.json"
     source.write_text(text, encoding="utf-8")

@@ -108,11 +108,18 @@ class _Events:
         self.last: str | None = None  # the last video read whole
 
     def next(self) -> tuple[str, Any]:
+        item = self.next_or_end()
+        if item is None:
+            raise self.error("it ends too early")
+        return item
+
+    def next_or_end(self) -> tuple[str, Any] | None:
+        """The next event, None at the end of the file."""
         ijson = _ijson()
         try:
             event, value = next(self.events)
         except StopIteration:
-            raise self.error("it ends too early") from None
+            return None
         except _TooBig as exc:
             raise self.error(str(exc)) from None
         except ijson.JSONError as exc:
@@ -152,13 +159,8 @@ class _Events:
 
     def drain(self) -> None:
         """Read the rest of the file (nothing kept), so trailing garbage or a cut is still found."""
-        while True:
-            try:
-                self.next()
-            except ImportFormatError as exc:
-                if "ends too early" in str(exc):
-                    return
-                raise
+        while self.next_or_end() is not None:
+            pass
 
     def value(self, event: str, value: Any) -> Any:
         """The whole value that starts with this event (the checks of ``next``, inlined: this loop
@@ -214,13 +216,8 @@ def _entries(path: Path) -> Iterator[tuple[str, Any]]:
         raise ImportFormatError(f"cannot read caption JSON {path}: {exc.strerror or exc}") from exc
     try:
         events = _Events(_Source(handle, path))
-        try:
-            first = events.next()
-        except ImportFormatError as exc:
-            if "ends too early" not in str(exc):
-                raise
-            first = ("", None)
-        if first[0] != "start_map":
+        first = events.next_or_end()
+        if first is None or first[0] != "start_map":
             raise ImportFormatError(f"{path}: expected a JSON object {{video_id: {{duration, timestamps, "
                                     "sentences}}}}")
         event, key = events.next()
