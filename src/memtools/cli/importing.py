@@ -55,8 +55,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _check(paths: list[Path], args: argparse.Namespace, notes: ImportNotes) -> dict[str, str]:
-    """Read every file once (nothing kept but the ids) and return where each video to import comes from.
+def _check(paths: list[Path], args: argparse.Namespace, notes: ImportNotes) -> dict[str, int]:
+    """Read every file once (nothing kept but the ids) and return the ids to import, each with the
+    index of its file in ``paths``.
 
     A broken file, a bad ``--video-id`` or two videos that would be stored under one id are refused
     here, before anything is written; repairs and videos left out are counted in ``notes``."""
@@ -72,19 +73,23 @@ def _check(paths: list[Path], args: argparse.Namespace, notes: ImportNotes) -> d
             raise ImportFormatError(f"--video-id and --title apply to one subtitle file; {path} names its own videos")
     if (args.video_id or args.title) and len(paths) > 1:
         raise ImportFormatError("--video-id and --title name one video; pass a single subtitle file with them")
-    origin: dict[str, str] = {}
-    for path in paths:
+    origin: dict[str, int] = {}  # id -> the index of its file: ids only are kept, however large the files
+
+    def where(vid: str, n: int) -> str:
+        path = paths[n]
+        return (f"{path} (key {vid!r})" if path.suffix.lower() == ".json"
+                else f"{path} ({'--video-id' if args.video_id else 'its file name'})")
+
+    for n, path in enumerate(paths):
         if path.stat().st_size > 1e6:
             print(f"checking {path} ({path.stat().st_size / 1e6:.0f} MB) ...", file=sys.stderr, flush=True)
         for video in read_caption_file(path, args.video_id, args.title, encoding=args.encoding, notes=notes):
             vid = video.video_id
-            where = (f"{path} (key {vid!r})" if path.suffix.lower() == ".json"
-                     else f"{path} ({'--video-id' if args.video_id else 'its file name'})")
             if vid in origin:
-                raise ImportFormatError(f"two videos would both be stored as {vid!r}: {origin[vid]} and {where}; "
-                                        "nothing was written. Give them different ids (a subtitle file takes "
-                                        "--video-id, or rename it)")
-            origin[vid] = where
+                raise ImportFormatError(f"two videos would both be stored as {vid!r}: {where(vid, origin[vid])} and "
+                                        f"{where(vid, n)}; nothing was written. Give them different ids (a subtitle "
+                                        "file takes --video-id, or rename it)")
+            origin[vid] = n
     return origin
 
 
