@@ -68,9 +68,9 @@ def test_bad_subtitles_raise_a_clear_error(tmp_path, text):
 
 def test_dense_caption_json_and_its_errors(tmp_path):
     good = tmp_path / "caps.json"
-    good.write_text(json.dumps({"v 1": {"duration": 30, "timestamps": [[0, 5], [6, 9]], "sentences": ["a", "b"]}}))
+    good.write_text(json.dumps({"-v_1": {"duration": 30, "timestamps": [[0, 5], [6, 9]], "sentences": ["a", "b"]}}))
     [video] = read_dense_captions(good)
-    assert video.video_id == "v_1" and video.duration == 30 and len(video.captions) == 2
+    assert video.video_id == "-v_1" and video.duration == 30 and len(video.captions) == 2  # the key, unchanged
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"v": {"duration": 30, "timestamps": [[0, 5]], "sentences": ["a", "b"]}}))
     with pytest.raises(ImportFormatError, match="1 timestamps but 2 sentences"):

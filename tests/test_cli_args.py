@@ -101,3 +101,48 @@ def test_memtools_mcp_without_a_memory_is_a_usage_error(capsys, monkeypatch):
         mcp_main(["--http"])
     assert done.value.code == 2
     assert "memtools-mcp: error: the memory folder is missing" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["import-captions", "a.srt", "--memory", "m", "--batch-size", "0"],
+     "argument --batch-size: must be a whole number of 1 or more, not 0"),
+    (["import-captions", "a.srt", "--memory", "m", "--batch-size", "-5"],
+     "argument --batch-size: must be a whole number of 1 or more, not -5"),
+    (["import-captions", "a.srt", "--memory", "m", "--batch-size", "many"],
+     "argument --batch-size: must be a whole number of 1 or more, not 'many'"),
+    (["import-captions", "a.srt", "--memory", "m", "--video-id", ""], "argument --video-id: '' is empty; a video id"),
+    (["import-captions", "a.srt", "--memory", "m", "--title", " "], "argument --title: must not be empty"),
+    (["import-captions", "a.srt", "--memory", ""], "argument --memory/-m: must name a folder, not be empty"),
+    (["--memory", "", "info"], "argument --memory/-m: must name a folder, not be empty"),
+    (["show", "--memory", "m", "--out", ""], "argument --out: must name a folder, not be empty"),
+    (["migrate", "--memory", "m", "--engine", "kuzu", "--verify-videos", "-1"],
+     "argument --verify-videos: must be a whole number of 0 or more, not -1"),
+])
+def test_argument_values_are_checked_not_coerced(tmp_path, capsys, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and message in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # nothing written into the current folder
+
+
+def test_a_value_starting_with_a_dash_follows_its_flag():
+    from memtools.cli.arg_types import join_dash_values
+
+    args = parser().parse_args(["tool", "get_summary", "--memory", "m", "--video-id", "-ErPSunMfcs"])
+    assert args.video_id == "-ErPSunMfcs"
+    args = parser().parse_args(["-m", "m", "tool", "get_summary", "--video-id", "-mX", "--json"])
+    assert (args.video_id, args.json, str(args.memory)) == ("-mX", True, "m")  # -mX is not -m X
+    args = parser().parse_args(["import-captions", "a.srt", "-m", "m", "--video-id", "-ErPSunMfcs"])
+    assert args.video_id == "-ErPSunMfcs"
+    assert parser().parse_args(["tool", "get_summary", "-m", "m", "--video-id=--x"]).video_id == "--x"
+    p = argparse.ArgumentParser()
+    p.add_argument("--name")
+    p.add_argument("--flag", action="store_true")
+    p.add_argument("-q")
+    # a known option, a flag taking no value, "--" and numbers are left alone
+    assert join_dash_values(p, ["--name", "--flag", "--flag", "-x", "--name", "-q", "--name", "-5", "--", "--name",
+                                "-x"]) == ["--name", "--flag", "--flag", "-x", "--name", "-q", "--name", "-5", "--",
+                                           "--name", "-x"]
+    assert join_dash_values(p, ["--name", "-x", "-q", "1"]) == ["--name=-x", "-q", "1"]

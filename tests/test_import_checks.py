@@ -4,13 +4,14 @@ before writing anything (issue 9, items 2 and 3)."""
 from __future__ import annotations
 
 import json
+import math
 import tracemalloc
 
 import pytest
 
 from memtools.cli import main
 from memtools.errors import ImportFormatError, StoreError
-from memtools.importers.caption_checks import ImportNotes
+from memtools.importers.caption_checks import NON_FINITE, Caption, CaptionedVideo, ImportNotes, clean_captions
 from memtools.importers.captions import read_caption_file, read_subtitles
 from memtools.importers.dense_captions import read_dense_captions, scan_dense_captions
 from memtools.store import Memory
@@ -47,16 +48,24 @@ def test_every_repair_is_counted_with_file_video_and_caption(tmp_path, capsys):
         assert m.manifest.videos["v_a"].duration == 33.5
 
 
-def test_nan_and_infinite_times_are_rejected_per_caption_and_the_rest_lands(tmp_path, capsys):
+def test_times_written_as_text_are_rejected_per_caption_and_the_rest_lands(tmp_path, capsys):
     source = tmp_path / "caps.json"
-    # Times written as strings read as NaN / infinity; the other captions are imported.
-    source.write_text('{"v_a": {"duration": 20, "timestamps": [["nan", 3], [1, "-inf"], [4, 6]],'
-                      ' "sentences": ["bad start", "bad end", "good"]}}', encoding="utf-8")
+    # Times written as strings ("nan", "-inf", "12.5") are not numbers: rejected, never converted.
+    source.write_text('{"v_a": {"duration": 20, "timestamps": [["nan", 3], [1, "-inf"], ["4", 6], [4, 6]],'
+                      ' "sentences": ["bad start", "bad end", "text start", "good"]}}', encoding="utf-8")
     code, out, _, memory = _import(tmp_path, capsys, source)
     assert code == 0
-    assert "2 caption(s) rejected: a NaN or infinite time (not imported)" in out
-    assert "video v_a, caption 1" in out and "video v_a, caption 2" in out
+    assert "3 caption(s) rejected: the timestamp is not [start, end] in numbers (not imported)" in out
+    assert "video v_a, caption 1: ['nan', 3]" in out and "video v_a, caption 2: [1, '-inf']" in out
     assert "Imported 1 video(s): 1 captions" in out
+
+
+def test_nan_and_infinite_times_from_python_are_rejected_per_caption():
+    notes = ImportNotes()
+    video = CaptionedVideo("v_a", [Caption(math.nan, 3, "a"), Caption(1, math.inf, "b"), Caption(4, 6, "c")], 20.0)
+    cleaned = clean_captions(video, "api", notes)
+    assert [c.text for c in cleaned.captions] == ["c"]
+    assert notes.counts[NON_FINITE] == 2 and notes.rejected == 2
 
 
 def test_a_json_nan_literal_names_the_file_and_video_and_writes_nothing(tmp_path, capsys):
@@ -65,7 +74,7 @@ def test_a_json_nan_literal_names_the_file_and_video_and_writes_nothing(tmp_path
                       ' "v_b": {"duration": 9, "timestamps": [[NaN, 2]], "sentences": ["bad"]}}', encoding="utf-8")
     code, _, err, memory = _import(tmp_path, capsys, source)
     assert code == 1
-    assert str(source) in err and "after video 'v_a'" in err and "NaN" in err
+    assert str(source) in err and "in video 'v_b'" in err and "NaN" in err
     assert "Traceback" not in err and "pydantic" not in err
     assert not (memory / "memtools.json").exists()  # refused before the first write
 
@@ -117,7 +126,11 @@ def test_the_database_layout_still_reads(tmp_path):
 
 
 @pytest.mark.parametrize("text", ["[1, 2]", "", '{"v_a": {"timestamps": [[1, 2]]}}',
-                                  '{"v_a": {"timestamps": [[true, 2]], "sentences": ["x"]}}'])
+                                  '{"v_a": {"timestamps": [[1, 2]], "sentences": "x"}}',
+                                  '{"v_a": {"timestamps": {"a": 1}, "sentences": ["x"]}}', '{"v_a": "x"}',
+                                  '{"v_a": {"timestamps": [[1, 2]], "sentences": ["x"]}} trailing',
+                                  '{"v_a": {"timestamps": [[' + "9" * 5000 + ', 2]], "sentences": ["x"]}}',
+                                  '{"v_a": {"duration": 1e999, "timestamps": [], "sentences": []}}'])
 def test_wrong_layouts_are_one_clear_error(tmp_path, text):
     source = tmp_path / "x.json"
     source.write_text(text, encoding="utf-8")
@@ -167,3 +180,230 @@ def test_a_large_file_says_it_is_being_checked_first(tmp_path, capsys):
     assert code == 1
     assert f"checking {big} (1 MB) ..." in err and "is not valid JSON" in err
     assert not (memory / "memtools.json").exists()
+
+
+# --- issue 22: ids that never collide, bounded parsing, types checked not coerced -------------------------
+
+SRT_ONE = "1\n00:00:01,000 --> 00:00:03,000\nHello there\n"
+
+
+def _srt(path, text=SRT_ONE):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _one(sentence="ok", start=1.0, end=2.0, duration=9.0):
+    return {"duration": duration, "timestamps": [[start, end]], "sentences": [sentence]}
+
+
+def _ids(memory):
+    with Memory.open(memory) as m:
+        return sorted(m.video_ids())
+
+
+def test_a_youcook2_id_with_a_leading_dash_is_kept_and_answers_from_the_cli(tmp_path, capsys):
+    source = _dense(tmp_path / "yc2.json", {"-ErPSunMfcs": _one("crack the eggs"), "_x8Ie0DSYMI": _one("stir")})
+    code, out, _, memory = _import(tmp_path, capsys, source)
+    assert code == 0 and "Imported 2 video(s)" in out and "Changed or left out" not in out
+    assert _ids(memory) == ["-ErPSunMfcs", "_x8Ie0DSYMI"]
+    assert main(["tool", "get_summary", "--memory", str(memory), "--video-id", "-ErPSunMfcs"]) == 0
+    assert "crack the eggs" in capsys.readouterr().out
+    srt = _srt(tmp_path / "talk.srt")
+    code, _, _, _ = _import(tmp_path, capsys, srt, extra=("--video-id", "-AbCdEfGh12"))
+    assert code == 0 and "-AbCdEfGh12" in _ids(memory)
+
+
+def test_ids_that_differ_by_spaces_or_characters_are_refused_per_video_never_merged(tmp_path, capsys):
+    source = _dense(tmp_path / "caps.json", {"vA": _one("first"), "vA ": _one("second"), "my video": _one("third"),
+                                             "my_video": _one("fourth"), "a/../b": _one("fifth")})
+    code, out, _, memory = _import(tmp_path, capsys, source, extra=("--batch-size", "1"))
+    assert code == 0 and "Imported 2 video(s)" in out
+    assert _ids(memory) == ["my_video", "vA"]
+    assert "3 video(s) refused: the id is not a valid video id" in out
+    assert "'vA ' has leading or trailing whitespace" in out and "'my video' contains ' '" in out
+    assert "'a/../b' contains a path separator" in out
+
+
+def test_a_key_with_an_extension_is_its_own_video_not_a_replacement(tmp_path, capsys):
+    six = {"duration": 60.0, "timestamps": [[k, k + 5.0] for k in range(0, 60, 10)], "sentences": list("abcdef")}
+    _import(tmp_path, capsys, _dense(tmp_path / "a.json", {"xHr8X2Wpmno": six}))
+    code, out, _, memory = _import(tmp_path, capsys, _dense(tmp_path / "b.json", {"xHr8X2Wpmno.mp4": _one()}))
+    assert code == 0 and "Replaced" not in out
+    assert _ids(memory) == ["xHr8X2Wpmno", "xHr8X2Wpmno.mp4"]
+    with Memory.open(memory) as m:
+        assert m.manifest.videos["xHr8X2Wpmno"].duration == 60.0
+
+
+def test_two_sources_with_one_id_are_refused_before_anything_is_written(tmp_path, capsys):
+    first = _dense(tmp_path / "a.json", {"v1": _one("one"), "v2": _one("two")})
+    second = _dense(tmp_path / "b.json", {"v3": _one("three"), "v1": _one("again")})
+    code, _, err, memory = _import(tmp_path, capsys, first, second, extra=("--batch-size", "1"))
+    assert code == 1 and "Traceback" not in err
+    assert f"two videos would both be stored as 'v1': {first} (key 'v1') and {second} (key 'v1')" in err
+    assert not memory.exists()  # the check came before the memory folder
+    # subtitle files whose names make one id
+    code, _, err, _ = _import(tmp_path, capsys, _srt(tmp_path / "my video.srt"), _srt(tmp_path / "my_video.srt"))
+    assert code == 1 and "stored as 'my_video'" in err and "my video.srt (its file name)" in err
+    assert not memory.exists()
+    # a key twice in one file, into an existing memory: nothing is added
+    assert _import(tmp_path, capsys, _dense(tmp_path / "c.json", {"v0": _one()}))[0] == 0
+    twice = tmp_path / "twice.json"
+    twice.write_text('{"v1": {"timestamps": [[1, 2]], "sentences": ["a"]}, "v2": {"timestamps": [[1, 2]], '
+                     '"sentences": ["b"]}, "v1": {"timestamps": [[1, 2]], "sentences": ["c"]}}', encoding="utf-8")
+    code, _, err, _ = _import(tmp_path, capsys, twice, extra=("--batch-size", "1"))
+    assert code == 1 and "stored as 'v1'" in err and _ids(memory) == ["v0"]
+
+
+def test_reimporting_a_video_says_it_was_replaced(tmp_path, capsys):
+    source = _dense(tmp_path / "a.json", {f"v{i}": _one(f"caption {i}") for i in range(5)})
+    assert _import(tmp_path, capsys, source)[0] == 0
+    again = _dense(tmp_path / "b.json", {"v0": _one("new"), "v1": _one("new"), "v2": _one("new"),
+                                         "v3": _one("new"), "fresh": _one("new")})
+    code, out, _, _ = _import(tmp_path, capsys, again)
+    assert code == 0 and "Replaced 4 video(s) already in the memory with these captions (v0, v1, v2, ...)" in out
+
+
+def test_subtitle_ids_come_from_the_file_name_by_one_rule(tmp_path, capsys):
+    from memtools.schema import video_id_from_filename
+
+    assert video_id_from_filename("-ErPSunMfcs.srt") == "-ErPSunMfcs"
+    assert video_id_from_filename("My Trip (2).srt") == "My_Trip_2"
+    assert video_id_from_filename("talk.en.vtt") == "talk.en"
+    assert video_id_from_filename("日本.srt") == ""
+    code, out, _, memory = _import(tmp_path, capsys, _srt(tmp_path / "-ErPSunMfcs.srt"))
+    assert code == 0 and "Changed or left out" not in out and _ids(memory) == ["-ErPSunMfcs"]
+    code, out, _, memory = _import(tmp_path, capsys, _srt(tmp_path / "My Trip (2).srt"))
+    assert code == 0 and "the id was made from the name" in out and "'My Trip (2).srt' -> My_Trip_2" in out
+    code, _, err, _ = _import(tmp_path, capsys, _srt(tmp_path / "日本.srt"))
+    assert code == 1 and "pass --video-id" in err
+
+
+@pytest.mark.parametrize("bad", ["../../etc/passwd", "", " vA", "a b", ".", "x" * 129])
+def test_a_bad_video_id_is_one_line_and_leaves_no_memory_folder(tmp_path, capsys, bad):
+    srt = _srt(tmp_path / "a.srt")
+    with pytest.raises(SystemExit) as done:
+        _import(tmp_path, capsys, srt, extra=(f"--video-id={bad}",))
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "Traceback" not in err and "ValidationError" not in err
+    assert "argument --video-id:" in err and "a video id is 1-128 letters" in err
+    assert not (tmp_path / "m").exists()
+
+
+def test_an_unsupported_file_leaves_no_memory_folder(tmp_path, capsys):
+    text = tmp_path / "notes.txt"
+    text.write_text("hello", encoding="utf-8")
+    code, _, err, memory = _import(tmp_path, capsys, text)
+    assert code == 1 and err.count("\n") == 1 and "unsupported caption file" in err
+    assert not memory.exists()
+
+
+def _peak_rss_refusing(tmp_path, text: bytes) -> tuple[str, int]:
+    """Refuse ``text`` as caption JSON in a fresh interpreter; its message and its peak RSS in bytes.
+
+    The peak is the child's VmHWM (Linux): ``getrusage``'s ru_maxrss, for RUSAGE_SELF in the child
+    or RUSAGE_CHILDREN here, keeps the RSS of the forked test process across exec (hundreds of MB)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not Path("/proc/self/status").is_file():
+        pytest.skip("peak memory of a child process is read from /proc (Linux)")
+    source = tmp_path / "hostile.json"
+    source.write_bytes(text)
+    script = ("import sys\n"
+              "from memtools.errors import ImportFormatError\n"
+              "from memtools.importers.dense_captions import read_dense_captions\n"
+              "try:\n    list(read_dense_captions(sys.argv[1]))\nexcept ImportFormatError as exc:\n    print(exc)\n"
+              "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM')))\n")
+    done = subprocess.run([sys.executable, "-c", script, str(source)], capture_output=True, text=True, timeout=120,
+                          check=True)
+    message, peak_kib = done.stdout.strip().rsplit("\n", 1)
+    return message, int(peak_kib) * 1024
+
+
+def test_deep_nesting_is_refused_at_once_in_little_memory(tmp_path):
+    depth = 200_000  # 400 KB: ijson's own prefixes made this 21 GB
+    message, peak = _peak_rss_refusing(tmp_path, b'{"v": {"timestamps": ' + b"[" * depth + b"]" * depth + b"}}")
+    assert "hostile.json is refused in video 'v'" in message and "nests deeper than 32 levels" in message
+    assert "near byte" in message
+    assert peak < 200e6, f"peak RSS {peak / 1e6:.0f} MB"
+
+
+def test_an_endless_string_is_refused_before_it_is_read_whole(tmp_path):
+    message, peak = _peak_rss_refusing(tmp_path, b'{"v": {"sentences": ["' + b"x" * 60_000_000 + b'"]}}')
+    assert "in video 'v'" in message and "one value runs over 4 MB" in message
+    assert peak < 200e6, f"peak RSS {peak / 1e6:.0f} MB"
+
+
+def test_a_long_string_is_refused_with_its_length(tmp_path):
+    source = _dense(tmp_path / "long.json", {"v": _one("x" * 1_500_000)})
+    with pytest.raises(ImportFormatError, match=r"in video 'v' \(near byte [\d,]+\): a string of 1,500,000 char"):
+        list(read_dense_captions(source))
+
+
+def test_byte_order_marks(tmp_path, capsys):
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + json.dumps({"v_a": _one("with a BOM")}).encode())
+    assert [v.video_id for v in read_dense_captions(bom)] == ["v_a"]
+    utf16 = tmp_path / "utf16.json"
+    utf16.write_text(json.dumps({"v_a": _one()}), encoding="utf-16")
+    with pytest.raises(ImportFormatError, match="is UTF-16 text .* save it as UTF-8"):
+        list(read_dense_captions(utf16))
+    srt16 = tmp_path / "talk.srt"
+    srt16.write_text("1\n00:00:01,000 --> 00:00:03,000\nCafé in UTF-16\n", encoding="utf-16")
+    notes = ImportNotes()
+    assert [c.text for c in read_subtitles(srt16, notes=notes)] == ["Café in UTF-16"] and not notes
+    srt16.write_bytes("1\n00:00:01,000 --> 00:00:03,000\nno BOM\n".encode("utf-16-le"))
+    with pytest.raises(ImportFormatError, match="NUL bytes.*--encoding utf-16-le"):
+        read_subtitles(srt16)
+    assert read_subtitles(srt16, encoding="utf-16-le")[0].text == "no BOM"
+    code, out, _, _ = _import(tmp_path, capsys, bom)
+    assert code == 0 and "Imported 1 video(s)" in out
+
+
+def test_values_of_the_wrong_type_are_rejected_per_caption_not_converted(tmp_path, capsys):
+    source = tmp_path / "typed.json"
+    source.write_text(json.dumps({
+        "v_a": {"duration": 30, "title": {"en": "Eggs"}, "timestamps": [[k, k + 1] for k in range(6)],
+                "sentences": ["fine", 42, None, ["a", "b"], {"text": "x"}, True]},
+        "v_b": {"duration": 30, "timestamps": [[1, 2], [3, 4], [5, 6]],
+                "sentences": ["\u200b\u200b", "\x00\x07", " \t "]},
+    }), encoding="utf-8")
+    code, out, _, memory = _import(tmp_path, capsys, source)
+    assert code == 0 and "Imported 1 video(s): 1 captions" in out
+    assert "5 caption(s) rejected: the sentence is not text (not imported)" in out
+    assert "video v_a, caption 2: the number 42" in out and "caption 3: null" in out
+    assert "caption 4: a list ['a', 'b']" in out
+    assert "1 video(s) had a title that is not text: the video id is the title (" in out
+    assert "3 empty caption(s) dropped" in out
+    assert "1 video(s) had no usable caption left: not imported" in out and "video v_b)" in out
+    with Memory.open(memory) as m:
+        assert m.video_ids() == ["v_a"] and m.manifest.videos["v_a"].title == "v_a"
+    assert main(["tool", "get_subgraph", "--memory", str(memory), "--macro-id", "v_a/macro_0000", "--json"]) == 0
+    subgraph = capsys.readouterr().out
+    assert '"fine"' in subgraph and "42" not in subgraph and "None" not in subgraph
+
+
+def test_absurd_times_are_rejected_and_a_small_overrun_still_extends(tmp_path):
+    source = _dense(tmp_path / "times.json", {"v_a": {
+        "duration": 100.0, "timestamps": [[1, 2], [5, 1e301], [1e8, 1e8 + 1], [90, 125], [95, 180]],
+        "sentences": ["fine", "huge end", "far future", "a little past", "far past"]}})
+    notes = ImportNotes()
+    [video] = read_caption_file(source, notes=notes)
+    assert [c.text for c in video.captions] == ["fine", "a little past"] and video.duration == 125.0
+    rendered = "\n".join(notes.render())
+    assert "3 caption(s) rejected: a time beyond 10,000,000 s or far past" in rendered
+    assert "caption 2: 5-1e+301 s" in rendered and "caption 5: 95-180 s in a 100 s video" in rendered
+
+
+def test_a_sentences_string_is_a_malformed_video_not_two_captions(tmp_path):
+    source = _dense(tmp_path / "ab.json", {"v": {"timestamps": [[1, 2], [3, 4]], "sentences": "ab"}})
+    with pytest.raises(ImportFormatError, match="video 'v' is malformed \\(sentences is text 'ab', not a list\\)"):
+        list(read_dense_captions(source))
+
+
+def test_a_file_with_nothing_usable_is_refused_without_a_memory(tmp_path, capsys):
+    source = _dense(tmp_path / "none.json", {"bad id": _one(), "v": _one("\u200b")})
+    code, out, err, memory = _import(tmp_path, capsys, source)
+    assert code == 1 and "nothing to import" in err and "1 video(s) refused" in out
+    assert not memory.exists()

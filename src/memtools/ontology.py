@@ -7,7 +7,9 @@ import re
 from enum import Enum
 from typing import Literal
 
-VIDEO_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+VIDEO_ID_RE = re.compile(r"^(?!\.)[A-Za-z0-9_.-]{1,128}(?<!\.)$")
+"""A video id: 1-128 letters, digits, ``_ - .``, not starting or ending with ``.`` (``memtools.schema.video_id_problem``
+says why one is not)."""
 
 
 class EntityType(str, Enum):

@@ -20,7 +20,9 @@ MEMORY_ENV = "MEMTOOLS_MEMORY"
 def add_memory_arg(p: argparse.ArgumentParser, required: bool = True) -> None:
     """``--memory DIR`` on a subcommand. It may also come before the subcommand (``memtools --memory DIR
     info``) or from ``$MEMTOOLS_MEMORY``; ``resolve_memory`` checks, after parsing, that one was given."""
-    p.add_argument("--memory", "-m", type=Path, default=argparse.SUPPRESS, metavar="DIR",
+    from memtools.cli.arg_types import folder  # here, not at the top: memtools.cli imports this module
+
+    p.add_argument("--memory", "-m", type=folder, default=argparse.SUPPRESS, metavar="DIR",
                    help=f"memory folder (created by import-captions or build); default ${MEMORY_ENV}")
     p.set_defaults(memory_required=required)
 

@@ -24,6 +24,7 @@ receives a half-consistent graph.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -57,6 +58,49 @@ from memtools.ontology import (  # noqa: F401 - re-exported: the vocabulary is p
 )
 
 SCHEMA_VERSION = 1
+
+VIDEO_ID_RULE = ("a video id is 1-128 letters, digits, '_', '-' or '.', not starting or ending with '.' "
+                 "(it names files, web pages and URIs, and agents copy it between tool calls)")
+
+
+def video_id_problem(value: object) -> str | None:
+    """Why ``value`` cannot be a video id (``VIDEO_ID_RULE``), worded to follow the id; None when it can.
+
+    Ids are kept exactly as their source gives them, never rewritten: an id that breaks the rule
+    is refused with this reason. The allowed characters are safe in file and folder names
+    (``frames/<id>/``, ``video-<id>.html``), in ``memtools://`` URIs and in node ids, so an id
+    needs no second, escaped form that two ids could share.
+    """
+    if not isinstance(value, str):
+        return f"is not text but {type(value).__name__}"
+    if not value:
+        return "is empty"
+    if value != value.strip():
+        return "has leading or trailing whitespace"
+    if len(value) > 128:
+        return f"is {len(value):,} characters long (at most 128)"
+    if "/" in value or "\\" in value:
+        return "contains a path separator ('/' or '\\')"
+    if value in (".", ".."):
+        return "is a relative folder name"
+    if value.startswith(".") or value.endswith("."):
+        return "starts or ends with '.'"
+    if VIDEO_ID_RE.match(value):
+        return None
+    bad = sorted({c for c in value if not re.match(r"[A-Za-z0-9_.-]", c)})
+    return "contains " + ", ".join(repr(c) for c in bad[:5]) + (" ..." if len(bad) > 5 else "")
+
+
+def video_id_from_filename(name: str) -> str:
+    """The video id of a subtitle file that names none: its name without the last extension
+    (``talk.en.srt`` -> ``talk.en``), characters a video id cannot hold dropped at the ends and
+    each run of them inside made one ``_`` (``My Trip (2).srt`` -> ``My_Trip_2``), outer dots
+    dropped, cut to 128 characters. A leading ``-`` or ``_`` is kept (``-ErPSunMfcs.srt`` ->
+    ``-ErPSunMfcs``). ``""`` when nothing usable is left."""
+    stem = re.sub(r"\.[^.]*$", "", name) if "." in name.strip(".") else name
+    stem = re.sub(r"^[^A-Za-z0-9_.-]+|[^A-Za-z0-9_.-]+$", "", stem)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem).strip(".")
+    return slug[:128].rstrip(".")
 
 
 class _Model(BaseModel):
@@ -93,11 +137,9 @@ class Video(_Model):
     @field_validator("id")
     @classmethod
     def _valid_id(cls, value: str) -> str:
-        if not VIDEO_ID_RE.match(value):
-            raise ValueError(
-                f"video id {value!r} must be 1-128 characters of letters, digits, '_', '-' or '.',"
-                " starting with a letter or digit"
-            )
+        problem = video_id_problem(value)
+        if problem:
+            raise ValueError(f"video id {value!r} {problem}; {VIDEO_ID_RULE}")
         return value
 
     @property

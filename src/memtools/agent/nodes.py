@@ -34,7 +34,7 @@ from memtools.errors import ConfigError, ToolError
 from memtools.tools import TOOL_SPECS, ToolOutcome
 from memtools.tools.text import clip, hms, span
 
-_MACRO_ID = re.compile(r"(?<![\w.-])[A-Za-z0-9][A-Za-z0-9_.-]*/macro_\d+\b")
+_MACRO_ID = re.compile(r"(?<![\w.-])[A-Za-z0-9_-][A-Za-z0-9_.-]*/macro_\d+\b")
 OVERVIEW_VIDEOS = 5  # at most this many videos are summarised in the round-0 observation
 
 

@@ -13,9 +13,9 @@ import importlib
 import logging
 import os
 import sys
-from pathlib import Path
 
-from memtools.cli.common import MEMORY_ENV, Parser, chosen_parser, resolve_memory
+from memtools.cli.arg_types import Parser, folder
+from memtools.cli.common import MEMORY_ENV, chosen_parser, resolve_memory
 from memtools.errors import MemtoolsError, ToolError
 
 # Module names under memtools.cli, in the order ``memtools --help`` lists them.
@@ -24,12 +24,12 @@ COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "m
 
 
 def parser() -> argparse.ArgumentParser:
-    root = Parser(
+    root = Parser(  # reads --video-id -ErPSunMfcs as a value, suggests near flags (cli/arg_types.py)
         prog="memtools",
         description="Long-term graph memory of videos for LLM agents: build it, inspect it, serve it as tools.",
     )
     root.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
-    root.add_argument("--memory", "-m", type=Path, default=None, metavar="DIR",
+    root.add_argument("--memory", "-m", type=folder, default=None, metavar="DIR",
                       help=f"memory folder, for any command (or after it); default ${MEMORY_ENV}")
     sub = root.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 from pathlib import Path
 
@@ -38,29 +37,6 @@ def chosen_parser(root: argparse.ArgumentParser, args: argparse.Namespace) -> ar
         if name not in (subs[0].choices if subs else {}):
             return parser
         parser = subs[0].choices[name]
-
-
-class Parser(argparse.ArgumentParser):
-    """argparse's parser, whose errors name the nearest flag for a mistyped one (``--topk``: did you
-    mean --top-k?), for unknown flags and for a required flag that was mistyped alike. Subcommand
-    parsers are made of the same class (``add_subparsers`` uses the parent's)."""
-
-    _seen: tuple[str, ...] = ()
-
-    def parse_known_args(self, args=None, namespace=None):
-        import sys
-
-        self._seen = tuple(sys.argv[1:] if args is None else args)
-        return super().parse_known_args(args, namespace)
-
-    def error(self, message: str):
-        flags = [flag for action in self._actions for flag in action.option_strings]
-        hints = []
-        for arg in dict.fromkeys(a.split("=", 1)[0] for a in self._seen if a.startswith("--")):
-            near = difflib.get_close_matches(arg, flags, n=1, cutoff=0.6) if arg not in flags else []
-            if near:
-                hints.append(f"{arg}: did you mean {near[0]}?")
-        super().error(f"{message} ({'; '.join(hints)})" if hints else message)
 
 
 def add_embedder_arg(p: argparse.ArgumentParser) -> None:

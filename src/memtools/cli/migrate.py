@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from memtools.cli.arg_types import non_negative_int
 from memtools.cli.common import add_memory_arg
 from memtools.errors import ConfigError, StoreError
 from memtools.store.file_lock import try_lock, unlock
@@ -40,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", required=True, choices=ENGINES, help="the graph engine to migrate to")
     p.add_argument("--to", type=Path, default=None, metavar="FOLDER",
                    help="write the migrated memory to this new folder and leave the source untouched")
-    p.add_argument("--verify-videos", type=int, default=50, metavar="N",
+    p.add_argument("--verify-videos", type=non_negative_int, default=50, metavar="N",
                    help="compare every tool's output over the first N videos (default 50; 0: every video)")
     p.set_defaults(func=run_migrate)
 

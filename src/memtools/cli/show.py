@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memtools.cli.arg_types import folder, video_id
 from memtools.cli.common import add_memory_arg, open_memory
 
 
@@ -14,9 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "needed) to browse video -> super -> macro events -> subgraph, plus a library "
                                    "index. Open OUT/index.html in a browser.")
     add_memory_arg(p)
-    p.add_argument("--video", action="append", default=[], metavar="VIDEO_ID",
+    p.add_argument("--video", action="append", default=[], metavar="VIDEO_ID", type=video_id,
                    help="only this video (repeatable; default: every ready video)")
-    p.add_argument("--out", type=Path, default=None, metavar="DIR", help="output folder (default: <memory>-show)")
+    p.add_argument("--out", type=folder, default=None, metavar="DIR", help="output folder (default: <memory>-show)")
     p.add_argument("--no-timeline", action="store_true", help="skip the timeline pictures (faster)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -1,16 +1,19 @@
 """What an import changed in its input, said out loud.
 
 Caption files written by people and scripts hold negative times, cues that end before they
-start, captions past the video's end, empty sentences and, from Python's ``json.dump``,
-non-finite numbers. An import never changes such data silently: ``clean_captions`` applies the
-few repairs that keep a caption usable (each counted, with the first examples naming file,
-video and caption index) and rejects what cannot be repaired (a NaN or infinite time). The
-CLI prints ``ImportNotes.render()`` in the import summary.
+start, captions past the video's end, empty sentences, sentences that are numbers or lists and,
+from Python's ``json.dump``, non-finite numbers. An import never changes such data silently:
+``clean_captions`` applies the few repairs that keep a caption usable (each counted, with the
+first examples naming file, video and caption index) and rejects what cannot be repaired (a NaN,
+infinite or absurd time; the readers reject values of the wrong type). A video left with no
+caption is not imported (counted too). The CLI prints ``ImportNotes.render()`` in the import summary.
 """
 
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -23,10 +26,37 @@ EXAMPLES = 3
 NEGATIVE_START = "caption(s) started before 0: start set to 0"
 END_BEFORE_START = "caption(s) ended before they started: made zero-length at their start"
 PAST_DURATION = "video(s) had captions past their duration: duration extended to the last caption's end"
-BAD_DURATION = "video(s) had a negative, NaN or infinite duration: taken from the captions"
-EMPTY = "empty caption(s) dropped"
+BAD_DURATION = ("video(s) had a duration that is not a usable number (negative, NaN, infinite, over "
+                "10,000,000 s or not a number): taken from the captions")
+EMPTY = "empty caption(s) dropped (blank, or only zero-width or control characters)"
 NON_FINITE = "caption(s) rejected: a NaN or infinite time (not imported)"
+ABSURD_TIME = ("caption(s) rejected: a time beyond 10,000,000 s or far past the video's duration "
+               "(not imported)")
+NOT_TEXT = "caption(s) rejected: the sentence is not text (not imported)"
+BAD_TIMES = "caption(s) rejected: the timestamp is not [start, end] in numbers (not imported)"
+TITLE_NOT_TEXT = "video(s) had a title that is not text: the video id is the title"
+BAD_ID = "video(s) refused: the id is not a valid video id (not imported; ids are never rewritten)"
+NO_CAPTIONS = "video(s) had no usable caption left: not imported"
+RENAMED = "subtitle file name(s) are not valid video ids: the id was made from the name (or pass --video-id)"
 DECODED = "subtitle file(s) were not UTF-8: decoded as"
+
+MAX_SECONDS = 1e7
+"""No caption time may pass this (about 115 days): larger numbers are typing or unit errors."""
+PAST_END_SLACK = (30.0, 0.1)
+"""A caption may end past the video's given duration by up to max(30 s, 10 % of it): the duration is
+then extended (and noted). A caption ending later than that is rejected."""
+
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+
+
+def visible(text: str) -> str:
+    """``text`` without whitespace, zero-width, direction and control characters at its ends, or
+    ``""`` when nothing else is in it: what decides whether a caption is empty."""
+    if not _INVISIBLE.sub("", text).strip():
+        return ""
+    if all(unicodedata.category(c)[0] in "CZ" for c in text):  # control, format, separators only
+        return ""
+    return text.strip()
 
 
 @dataclass
@@ -43,7 +73,8 @@ class ImportNotes:
 
     @property
     def rejected(self) -> int:
-        return self.counts[NON_FINITE]
+        """Captions and videos left out (not repaired)."""
+        return sum(self.counts[k] for k in (NON_FINITE, ABSURD_TIME, NOT_TEXT, BAD_TIMES, BAD_ID, NO_CAPTIONS))
 
     def __bool__(self) -> bool:
         return bool(+self.counts)
@@ -63,6 +94,7 @@ class Caption:
     start: float
     end: float
     text: str
+    n: int = 0  # its place in the source (1-based) when readers left some out; 0: its place in the list
 
 
 @dataclass(frozen=True)
@@ -78,13 +110,23 @@ class CaptionedVideo:
 
 def clean_captions(video: CaptionedVideo, source: str, notes: ImportNotes) -> CaptionedVideo:
     """The video with every caption usable, each change noted (``source`` names the file)."""
+    duration = video.duration
+    if not (math.isfinite(duration) and 0 <= duration <= MAX_SECONDS):
+        notes.add(BAD_DURATION, f"{source}, video {video.video_id}: {duration!r}")
+        duration = 0.0
+    latest = duration + max(PAST_END_SLACK[0], PAST_END_SLACK[1] * duration) if duration else MAX_SECONDS
     kept: list[Caption] = []
-    for n, c in enumerate(video.captions, 1):
-        where = f"{source}, video {video.video_id}, caption {n}"
+    for position, c in enumerate(video.captions, 1):
+        where = f"{source}, video {video.video_id}, caption {c.n or position}"
         if not (math.isfinite(c.start) and math.isfinite(c.end)):
             notes.add(NON_FINITE, where)
             continue
-        if not c.text.strip():
+        if max(abs(c.start), abs(c.end)) > MAX_SECONDS or max(c.start, c.end) > latest:
+            notes.add(ABSURD_TIME, f"{where}: {c.start:g}-{c.end:g} s"
+                                   + (f" in a {duration:g} s video" if duration else ""))
+            continue
+        text = visible(c.text)
+        if not text:
             notes.add(EMPTY, where)
             continue
         start, end = c.start, c.end
@@ -94,11 +136,7 @@ def clean_captions(video: CaptionedVideo, source: str, notes: ImportNotes) -> Ca
         if end < start:
             notes.add(END_BEFORE_START, where)
             end = start
-        kept.append(Caption(start, end, c.text.strip()))
-    duration = video.duration
-    if not (math.isfinite(duration) and duration >= 0):
-        notes.add(BAD_DURATION, f"{source}, video {video.video_id}")
-        duration = 0.0
+        kept.append(Caption(start, end, text, c.n))
     last = max((c.end for c in kept), default=0.0)
     if duration and last > duration:
         notes.add(PAST_DURATION, f"{source}, video {video.video_id}: {duration:g} s -> {last:g} s")

@@ -20,9 +20,19 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from memtools.errors import ImportFormatError
-from memtools.importers.caption_checks import DECODED, Caption, CaptionedVideo, ImportNotes, clean_captions
+from memtools.importers.caption_checks import (
+    BAD_ID,
+    DECODED,
+    NO_CAPTIONS,
+    RENAMED,
+    Caption,
+    CaptionedVideo,
+    ImportNotes,
+    clean_captions,
+)
 from memtools.importers.dense_captions import read_dense_captions
 from memtools.schema import (
+    VIDEO_ID_RULE,
     Edge,
     EdgeCategory,
     Entity,
@@ -34,8 +44,9 @@ from memtools.schema import (
     entity_id,
     event_id,
     macro_id,
-    slugify_video_id,
     super_id,
+    video_id_from_filename,
+    video_id_problem,
 )
 from memtools.tools.text import clip
 
@@ -63,6 +74,9 @@ def _seconds(text: str, where: str) -> float:
     return int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds) + int(frac.ljust(3, "0")) / 1000
 
 
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xef\xbb\xbf", "utf-8-sig"),
+         (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
+"""Byte-order marks, longest first: a file that starts with one is read in its encoding."""
 FALLBACK_ENCODINGS = ("cp1252", "latin-1")
 """Tried in order when a subtitle file is not UTF-8 and no ``encoding`` was given (latin-1 reads any bytes)."""
 
@@ -81,8 +95,19 @@ def _decode(path: Path, encoding: str | None, notes: ImportNotes | None) -> str:
         except UnicodeDecodeError as exc:
             raise ImportFormatError(f"{path} is not valid {encoding} (byte {exc.start}); pass the file's "
                                     "encoding with --encoding") from None
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data.decode(name)
+            except UnicodeDecodeError as exc:
+                shown = name.removesuffix("-sig").upper()
+                raise ImportFormatError(f"{path} starts with a {shown} byte-order mark but is not valid {shown} "
+                                        f"(byte {exc.start}); pass its encoding with --encoding") from None
+    if b"\x00" in data:
+        raise ImportFormatError(f"{path} holds NUL bytes, which text subtitles never do: UTF-16 without a "
+                                "byte-order mark? Pass --encoding utf-16-le (or utf-16-be)")
     try:
-        return data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         pass
     for fallback in FALLBACK_ENCODINGS:
@@ -190,22 +215,48 @@ def graph_from_captions(video: CaptionedVideo, grouping: CaptionGrouping | None 
 def read_caption_file(path: Path, video_id: str | None = None, title: str | None = None, *,
                       encoding: str | None = None, notes: ImportNotes | None = None) -> Iterator[CaptionedVideo]:
     """Videos from one file, cleaned by ``clean_captions`` (every change counted in ``notes``):
-    dense-caption JSON (many videos, read as a stream) or SRT/VTT (one video)."""
+    dense-caption JSON (many videos, read as a stream) or SRT/VTT (one video).
+
+    A JSON file's keys are its video ids, unchanged: a key that is not a valid id (``VIDEO_ID_RULE``)
+    is refused for that video and noted. A subtitle file's id is ``video_id``, else made from its
+    name by ``video_id_from_filename`` (noted when that differs from the name). A video left with
+    no caption is noted and not yielded."""
     path = Path(path)
     notes = notes if notes is not None else ImportNotes()
     suffix = path.suffix.lower()
+    if video_id is not None and (problem := video_id_problem(video_id)):
+        raise ImportFormatError(f"--video-id {video_id!r} {problem}; {VIDEO_ID_RULE}")
     if suffix == ".json":
         if video_id:
             raise ImportFormatError("--video-id applies to subtitle files; a JSON file names its own videos")
-        videos: Iterable[CaptionedVideo] = read_dense_captions(path)
+        videos: Iterable[CaptionedVideo] = read_dense_captions(path, notes)
     elif suffix in (".srt", ".vtt"):
-        videos = [CaptionedVideo(video_id=video_id or slugify_video_id(path.name),
+        videos = [CaptionedVideo(video_id=video_id or subtitle_video_id(path, notes),
                                  captions=read_subtitles(path, encoding=encoding, notes=notes),
                                  title=title or path.stem)]
     else:
         raise ImportFormatError(f"{path}: unsupported caption file (use .srt, .vtt or dense-caption .json)")
     for video in videos:
-        yield clean_captions(video, str(path), notes)
+        problem = video_id_problem(video.video_id)
+        if problem:
+            notes.add(BAD_ID, f"{path}: {video.video_id!r} {problem}")
+            continue
+        video = clean_captions(video, str(path), notes)
+        if not video.captions:
+            notes.add(NO_CAPTIONS, f"{path}, video {video.video_id}")
+            continue
+        yield video
+
+
+def subtitle_video_id(path: Path, notes: ImportNotes | None = None) -> str:
+    """The id of a subtitle file given none (``video_id_from_filename``); a change from its name is noted."""
+    vid = video_id_from_filename(Path(path).name)
+    if not vid:
+        raise ImportFormatError(f"{path}: its name holds nothing a video id can use ({VIDEO_ID_RULE}); "
+                                "pass --video-id")
+    if notes is not None and vid != Path(path).stem:
+        notes.add(RENAMED, f"{Path(path).name!r} -> {vid}")
+    return vid
 
 
 def graphs_from_files(paths: Iterable[Path], grouping: CaptionGrouping | None = None,

@@ -21,7 +21,8 @@ from memtools.show.page import html_page
 from memtools.tools import MemoryTools
 from memtools.tools.text import clip
 
-NODE_ID = re.compile(r"(?<![\w/.-])([A-Za-z0-9][A-Za-z0-9_.-]{0,127}/(?:super_\d+|macro_\d+)(?:/(?:ent|evt|ocr)_\d+)?)")
+NODE_ID = re.compile(r"(?<![\w/.-])([A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}/(?:super_\d+|macro_\d+)"
+                     r"(?:/(?:ent|evt|ocr)_\d+)?)")
 SHORT_ID = re.compile(r"(?<![\w/])((?:ent|evt|ocr)_\d+)\b")
 OBSERVATION_CHARS = 6000
 IDS_PER_ROUND = 40

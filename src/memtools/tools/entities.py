@@ -19,7 +19,7 @@ from memtools.tools.entity_results import (
 from memtools.tools.host import ToolsHost
 from memtools.tools.searching import TOP_K_MAX, check_as_of
 
-ENTITY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}/entity_\d{3,}$")
+ENTITY_ID = re.compile(r"^(?!\.)[A-Za-z0-9_.-]{1,128}(?<!\.)/entity_\d{3,}$")
 MAX_TIMELINES = 10
 RELATIVE_FLOOR = 0.5  # search_entities drops profiles less than half as similar as the best one
 
