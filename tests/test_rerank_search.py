@@ -144,3 +144,8 @@ print(sorted(m for m in sys.modules if m.startswith(("memtools.rerank", "memtool
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_search_nodes_not_reranked_golden(memory):
+    result = MemoryTools(memory, reranker=Broken(answer=[1.0])).search_nodes("pan catches fire", top_k=2)
+    assert_golden("search_nodes_rerank_failed", result.render())

@@ -56,14 +56,15 @@ def rerank_order(reranker: Reranker, query: str, documents: Sequence[str], timeo
     future = _executor().submit(reranker.rerank, query, list(documents))
     try:
         raw = future.result(timeout=timeout)
-        scores = checked_scores(raw, len(documents), name)
+        scores = checked_scores(raw, len(documents), f"reranker {name}")
     except concurrent.futures.TimeoutError:
         future.cancel()
         log.warning("reranker %s gave no answer within %g s; first-stage order kept", name, timeout)
         return Reranked(kept, None, f"reranker {name} gave no answer within {timeout:g} s")
     except MemtoolsError as exc:  # ours: RerankError, ConfigError, ... say what was wrong
         log.warning("reranker %s failed: %s", name, exc)
-        return Reranked(kept, None, f"reranker {name} failed: {_first_line(str(exc))}")
+        said = _first_line(str(exc))
+        return Reranked(kept, None, said if f"reranker {name}" in said else f"reranker {name} failed: {said}")
     except Exception as exc:  # noqa: BLE001 - any backend failure falls back; its text stays in the log
         log.warning("reranker %s failed", name, exc_info=True)
         return Reranked(kept, None, f"reranker {name} failed ({type(exc).__name__})")
