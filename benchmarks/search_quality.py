@@ -3,6 +3,7 @@
     python benchmarks/search_quality.py --dataset activitynet            # the main yardstick (_annotations.py)
     python benchmarks/search_quality.py --dataset activitynet --limit 0  # all 8,393 val_2 queries
     python benchmarks/search_quality.py --dataset youcook2               # steps of 436 cooking videos
+    python benchmarks/search_quality.py --dataset activitynet --headroom # what a reranker could add (_headroom.py)
 
 The rest of this docstring is the ``charades`` dataset (the default, issue 2): Charades actions as
 memory, Charades-STA sentences as queries.
@@ -184,7 +185,18 @@ def main() -> None:
     parser.add_argument("--dataset", choices=("charades", "activitynet", "youcook2"), default="charades")
     parser.add_argument("--presets", nargs="*",
                         help="SearchConfig presets to score (activitynet/youcook2; default all)")
+    parser.add_argument("--headroom", action="store_true",
+                        help="activitynet/youcook2: instead of scoring presets, measure candidate recall@N of the "
+                             "first stage (the R@1 an oracle reranker over N would give) for the first preset "
+                             "given (default: the default preset)")
     args = parser.parse_args()
+    if args.headroom and args.dataset == "charades":
+        parser.error("--headroom runs on --dataset activitynet or youcook2")
+    if args.headroom:
+        from _headroom import run_headroom
+
+        run_headroom(args, args.dataset)
+        return
     if args.dataset != "charades":
         from _annotations import run
 

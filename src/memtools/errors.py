@@ -15,6 +15,7 @@ Two audiences react to errors, so there are two branches:
     ├── PerceptionError            a vision-language model backend failed for good
     ├── EmbeddingError             an embedder failed
     ├── SpeechError                a speech recogniser failed for good (model, server)
+    ├── RerankError                a reranker failed or answered something unusable (search falls back)
     └── BuildError                 the construction pipeline could not finish
 
     ToolError                      model-facing: written for an LLM to read and act on
@@ -84,6 +85,11 @@ class EmbeddingError(MemtoolsError):
 
 class SpeechError(MemtoolsError):
     """A speech recogniser failed: a model that cannot load, a server that keeps failing."""
+
+
+class RerankError(MemtoolsError):
+    """A reranker failed, timed out or returned unusable scores. Search catches it and keeps the
+    first-stage order (with a warning in the result); it reaches callers of ``Reranker.rerank``."""
 
 
 class BuildError(MemtoolsError):

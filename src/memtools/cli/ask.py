@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from memtools.cli.common import add_memory_arg, open_memory
+from memtools.cli.rerank_args import add_reranker_arg
 from memtools.errors import ConfigError
 
 
@@ -56,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--video", action="append", default=[], metavar="VIDEO_ID",
                    help="restrict the question to this video (repeatable; default: the whole memory)")
     add_model_args(p)
+    add_reranker_arg(p)
     p.add_argument("--json", action="store_true", help="print the full trajectory as JSON")
     p.add_argument("--trace", type=Path, default=None, metavar="FILE.html",
                    help="also draw the run as a self-contained HTML page: each round's call, result and clue, "

@@ -6,6 +6,7 @@ import argparse
 
 from memtools.cli.common import add_memory_arg, open_memory
 from memtools.cli.costs import add_prices_arg
+from memtools.cli.rerank_args import add_reranker_arg, describe_reranker
 from memtools.store.failures import failed_videos
 from memtools.store.integrity import damage_message, quick_problems
 from memtools.tools.text import hms
@@ -19,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cost", action="store_true",
                    help="tokens of every recorded model call per video and stage, and money from a price table")
     add_prices_arg(p)
+    add_reranker_arg(p)
     p.set_defaults(func=run)
 
 
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  schema v{manifest.schema_version}, graph engine {manifest.graph_engine}, "
               f"embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
         print(f"  {len(videos)} video(s), {hours:.2f} h, {_size(memory.size_bytes())} on disk")
+        print(f"  search: {describe_reranker()}")
         if manifest.image_embedder is not None:
             vectors = sum(v.keyframe_vectors for v in videos.values())
             print(f"  visual search: image embedder {manifest.image_embedder.name} "

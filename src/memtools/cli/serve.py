@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memtools.cli.common import add_serve_arguments
+from memtools.cli.rerank_args import add_reranker_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,6 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "prompt. stdio by default (for client configs); --http for streamable HTTP.",
     )
     add_serve_arguments(p)
+    add_reranker_arg(p)
     p.set_defaults(func=run)
 
 

@@ -16,6 +16,7 @@ from typing import get_type_hints
 
 from memtools import background
 from memtools.cli.common import accept_signed_numbers, add_memory_arg, open_memory
+from memtools.cli.rerank_args import RERANKED_TOOLS, add_reranker_arg
 from memtools.errors import ToolError
 from memtools.store.lance_import import import_lancedb
 from memtools.tools import TOOL_SPECS, Frames, MemoryTools, ToolSpec
@@ -64,6 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         accept_signed_numbers(tp)
         add_memory_arg(tp)
         tp.add_argument("--json", action="store_true", help="print the structured result as JSON")
+        if spec.name in RERANKED_TOOLS:
+            add_reranker_arg(tp)
         if returns_frames(spec):
             tp.add_argument("--save-frames", type=Path, metavar="DIR", help="write the frames as JPEG files here")
         for name, field in spec.args.model_fields.items():

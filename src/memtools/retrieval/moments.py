@@ -1,5 +1,6 @@
 """What a structured search returns: a moment (one node, or a span merged from several) with
-the video and episode it sits in, its score and, for graph walks, the path that led there."""
+the video and episode it sits in, its score and, for graph walks, the path that led there (and,
+once a reranker has ordered it, the reranker's score)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ class Moment:
     path: tuple[str, ...] = ()     # graph walk: seed -LABEL-> ... -> this node
     video_score: float = 0.0
     similarity: float = 0.0
+    rerank_score: float | None = None  # the reranker's score, when a reranker ordered this moment
 
     @classmethod
     def from_hit(cls, hit: Hit, score: float | None = None, **extra) -> Moment:

@@ -8,6 +8,7 @@ Methods take plain arguments, return typed results (``render()`` for text) and r
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memtools.errors import MemoryBusy, ToolBusy, ToolError, ToolNotFound
 from memtools.schema import (
@@ -48,9 +49,12 @@ from memtools.tools.results import (
     VideoList,
 )
 from memtools.tools.search import SearchConfig
-from memtools.tools.searching import TOP_K_MAX, SearchTools, check_as_of
+from memtools.tools.searching import TOP_K_MAX, SearchTools, check_as_of, reranker_from_env
 from memtools.tools.text import brief, hms
 from memtools.tools.transcript import TranscriptTools
+
+if TYPE_CHECKING:
+    from memtools.rerank.base import Reranker
 
 LIST_LIMIT, LIST_MAX = 50, 200  # list_videos page size: default, most
 MAX_IDS = 50
@@ -107,9 +111,13 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
     held it then (MAGIC-Video's G<=t).
     """
 
-    def __init__(self, memory: Memory, *, search: SearchConfig | None = None) -> None:
+    def __init__(self, memory: Memory, *, search: SearchConfig | None = None,
+                 reranker: Reranker | None = None) -> None:
+        """``reranker`` reorders the first ``search.rerank_candidates`` moments of every search
+        (``memtools.rerank``); ``None`` takes the one ``$MEMTOOLS_RERANKER`` names, if any."""
         self.memory = memory
         self.search_config = search or SearchConfig.default()
+        self.reranker = reranker if reranker is not None else reranker_from_env(memory)
 
     # --- helpers ------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from memtools.errors import ToolError, ToolNotFound
 from memtools.store.entity_index import EntityRow
@@ -17,7 +18,11 @@ from memtools.tools.entity_results import (
     RoleItem,
 )
 from memtools.tools.host import ToolsHost
+from memtools.tools.search import SearchConfig
 from memtools.tools.searching import TOP_K_MAX, check_as_of
+
+if TYPE_CHECKING:
+    from memtools.rerank.base import Reranker
 
 ENTITY_ID = re.compile(r"^(?!\.)[A-Za-z0-9_.-]{1,128}(?<!\.)/entity_\d{3,}$")
 MAX_TIMELINES = 10
@@ -35,6 +40,21 @@ def _appearances(row: EntityRow, as_of: float | None) -> list[Appearance]:
     return out
 
 
+def entity_document(item: EntityItem, appearances: list[Appearance]) -> str:
+    """The text a reranker reads for an entity: its name, type, aliases, description and the
+    episodes it appears in."""
+    lines = [f"{item.name} ({item.entity_type.lower()})"]
+    if item.aliases:
+        lines.append("Also called: " + ", ".join(item.aliases[:6]))
+    if item.description and item.description.rstrip(".") != item.name.rstrip("."):
+        lines.append(item.description)
+    episodes = list(dict.fromkeys(a.macro_label for a in appearances if a.macro_label))
+    if episodes:
+        lines.append("Appears in: " + "; ".join(episodes[:4]))
+    text = "\n".join(lines)
+    return text if len(text) <= 1200 else text[:1199] + "…"
+
+
 def _item(row: EntityRow, appearances: list[Appearance], score: float | None = None) -> EntityItem:
     first = appearances[0].t_start if appearances else row.t_first
     last = max((a.t_end for a in appearances), default=row.t_last)
@@ -45,6 +65,9 @@ def _item(row: EntityRow, appearances: list[Appearance], score: float | None = N
 
 class EntityTools(ToolsHost):
     """``search_entities`` and ``get_entity_timeline``; mixed into ``MemoryTools``."""
+
+    search_config: SearchConfig
+    reranker: Reranker | None
 
     def _entity_index(self):
         with self._reading():
@@ -64,14 +87,16 @@ class EntityTools(ToolsHost):
             video_id = self._video_id(video_id)
         as_of = check_as_of(as_of_sec)
         index = self._entity_index()
-        named = index.by_name(query, video_id, limit=top_k)
+        config = self.search_config
+        depth = top_k if self.reranker is None else max(top_k, config.rerank_candidates)
+        named = index.by_name(query, video_id, limit=depth)
         vector = self.memory.embedder.embed_query(query)
         with self._reading():
-            similar = index.search(vector, 4 * top_k if as_of is not None else top_k, video_id)
+            similar = index.search(vector, 4 * depth if as_of is not None else depth, video_id)
         # Name matches first (what the user typed), then the profiles similar enough to the best.
         best = max((r.score for r in similar), default=0.0)
         similar = [r for r in similar if r.score >= RELATIVE_FLOOR * best]
-        items, seen = [], set()
+        items, seen, documents = [], set(), list[str]()
         for row in [*named, *similar]:
             if row.id in seen:
                 continue
@@ -79,7 +104,19 @@ class EntityTools(ToolsHost):
             appearances = _appearances(row, as_of)
             if appearances:
                 items.append(_item(row, appearances, row.score if row in similar else None))
-        return EntityList(query=query, entities=items[:top_k], as_of_sec=as_of)
+                if self.reranker is not None and len(documents) < config.rerank_candidates:
+                    documents.append(entity_document(items[-1], appearances))
+        if self.reranker is None or not items:
+            return EntityList(query=query, entities=items[:top_k], as_of_sec=as_of)
+        from memtools.rerank.stage import rerank_order
+
+        outcome = rerank_order(self.reranker, query, documents, config.rerank_timeout)
+        if outcome.warning or outcome.scores is None:
+            return EntityList(query=query, entities=items[:top_k], as_of_sec=as_of, rerank_warning=outcome.warning)
+        ranked = [items[i].model_copy(update={"rerank_score": round(score, 4)})
+                  for i, score in zip(outcome.order, outcome.scores, strict=True)]
+        return EntityList(query=query, entities=[*ranked, *items[len(documents):]][:top_k], as_of_sec=as_of,
+                          reranked_by=self.reranker.name)
 
     def get_entity_timeline(self, entity_id: str | None = None, name: str | None = None,
                             video_id: str | None = None, as_of_sec: float | None = None) -> EntityTimeline:

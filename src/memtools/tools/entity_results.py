@@ -19,12 +19,17 @@ class EntityItem(BaseModel):
     t_last: float
     appearances: int
     score: float | None = None
+    rerank_score: float | None = Field(default=None, description=(
+        "the reranker's score (its own scale) when a reranker ordered this entity"))
 
 
 class EntityList(_Result):
     query: str
     entities: list[EntityItem]
     as_of_sec: float | None = None
+    reranked_by: str = Field(default="", description="the reranker that ordered the entities (empty: none)")
+    rerank_warning: str = Field(default="", description=(
+        "why a configured reranker did not order the entities (they are in first-stage order)"))
 
     def render(self) -> str:
         when = f" as of {hms(self.as_of_sec)}" if self.as_of_sec is not None else ""
@@ -32,7 +37,10 @@ class EntityList(_Result):
             return (f"No entities match {self.query!r}{when}. Try a shorter name ('ball', 'cook') or search_nodes "
                     "for actions.")
         lines = [f"{len(self.entities)} entit{'y' if len(self.entities) == 1 else 'ies'} for "
-                 f"{clip(self.query, 80)!r}{when}:"]
+                 f"{clip(self.query, 80)!r}{when}"
+                 + (f", reranked by {clip(self.reranked_by, 80)}:" if self.reranked_by else ":")]
+        if self.rerank_warning:
+            lines.append(f"Not reranked ({clip(self.rerank_warning, 200)}): entities are in first-stage order.")
         for i, e in enumerate(self.entities, 1):
             aka = f" (also: {', '.join(clip(a, 40) for a in e.aliases[:4])})" if e.aliases else ""
             lines.append(f"{i}. {e.id} {e.entity_type} {clip(e.name, 80)}{aka} {span(e.t_first, e.t_last)}, "

@@ -247,6 +247,8 @@ class SearchHit(BaseModel):
     video_title: str = ""
     members: list[str] = Field(default_factory=list, description="node ids a merged span was built from")
     path: list[str] = Field(default_factory=list, description="graph walk: seed -LABEL-> ... -> this node")
+    rerank_score: float | None = Field(default=None, description=(
+        "the reranker's score (its own scale) when a reranker ordered this hit; score stays the first stage's"))
 
 
 class SearchResult(_Result):
@@ -255,6 +257,9 @@ class SearchResult(_Result):
     hits: list[SearchHit]
     strategy: str = "flat"
     as_of_sec: float | None = None
+    reranked_by: str = Field(default="", description="the reranker that ordered the hits (empty: none)")
+    rerank_warning: str = Field(default="", description=(
+        "why a configured reranker did not order the hits (they are in first-stage order)"))
 
     def render(self) -> str:
         when = f" as of {hms(self.as_of_sec)}" if self.as_of_sec is not None else ""
@@ -262,7 +267,10 @@ class SearchResult(_Result):
             return (f"No matches for {self.query!r}{when}. Try other words (describe the scene or action), drop "
                     "filters, or browse with get_summary / search_by_time.")
         videos = list(dict.fromkeys(h.video_id for h in self.hits))
-        lines = [f"{len(self.hits)} match(es) for {clip(self.query, 80)!r}{when} in {len(videos)} video(s):"]
+        lines = [f"{len(self.hits)} match(es) for {clip(self.query, 80)!r}{when} in {len(videos)} video(s)"
+                 + (f", reranked by {clip(self.reranked_by, 80)}:" if self.reranked_by else ":")]
+        if self.rerank_warning:
+            lines.append(f"Not reranked ({clip(self.rerank_warning, 200)}): hits are in first-stage order.")
         for i, h in enumerate(self.hits, 1):
             kind = f"span of {len(h.members)}" if h.members else h.kind
             lines.append(f"{i}. [{kind}] {h.id} {span(h.t_start, h.t_end)} {clip(h.text, 220)}")

@@ -14,6 +14,10 @@ Strategies:
   ``video_id`` filter) only the moment stage runs.
 * ``graph_walk``: coarse-to-fine seeds, then personalized PageRank over the typed graph of
   the seed videos (``WalkConfig``); hits carry the path that led to them.
+
+Any strategy may end with a second stage: a ``Reranker`` (``memtools.rerank``) reorders the
+first ``rerank_candidates`` moments, each read with its episode (``retrieval.reranking``).
+The reranker itself is not data and is not part of a preset: it is given to ``MemoryTools``.
 """
 
 from __future__ import annotations
@@ -76,6 +80,11 @@ class SearchConfig(_Config):
     walk: WalkConfig = Field(default_factory=WalkConfig)
     context_per_hit: int = Field(default=3, ge=0, le=5)
     max_query_chars: int = 1000
+    rerank_candidates: int = Field(default=50, ge=1, le=200, description=(
+        "with a reranker (MemoryTools(reranker=...) or $MEMTOOLS_RERANKER): the first-stage moments it reorders"))
+    rerank_timeout: float = Field(default=10.0, gt=0, le=300, description=(
+        "seconds a search waits for the reranker; past it (or on any reranker failure) the first-stage order "
+        "stands and the result says so"))
 
     @classmethod
     def default(cls) -> SearchConfig:

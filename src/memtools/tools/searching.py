@@ -1,13 +1,19 @@
 """The search tools: ``search_nodes`` (flat or coarse-to-fine, per ``SearchConfig``) and
 ``search_graph`` (a personalized-PageRank walk from the best matches), both with "as of t".
 
+With a reranker (``MemoryTools(reranker=...)`` or ``$MEMTOOLS_RERANKER``), the first stage keeps
+``rerank_candidates`` moments instead of ``top_k`` and the reranker reorders them
+(``retrieval.reranking``); without one, nothing of it runs or is imported.
+
 A mixin of ``MemoryTools`` (``tools/core.py``); it uses the core's argument helpers.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memtools.errors import ToolError
 from memtools.retrieval.library import Filters, search_library
@@ -20,8 +26,23 @@ from memtools.tools.host import ToolsHost
 from memtools.tools.results import SearchHit, SearchResult
 from memtools.tools.search import SearchConfig
 
+if TYPE_CHECKING:
+    from memtools.rerank.base import Reranker
+    from memtools.store import Memory
+
 TOP_K_MAX = 50
 SEARCHABLE = tuple(k.value for k in SEARCHABLE_KINDS)
+RERANKER_ENV = "MEMTOOLS_RERANKER"  # memtools.rerank.RERANKER_ENV, read here without importing it
+
+
+def reranker_from_env(memory: Memory) -> Reranker | None:
+    """The reranker ``$MEMTOOLS_RERANKER`` names, recording any model tokens in ``memory``'s folder
+    (``memtools.rerank`` is imported only when the variable is set)."""
+    if not os.environ.get(RERANKER_ENV, "").strip():
+        return None
+    from memtools.rerank import reranker_from_env as from_env
+
+    return from_env(memory.path)
 
 
 def check_as_of(as_of_sec: float | None) -> float | None:
@@ -37,6 +58,11 @@ class SearchTools(ToolsHost):
     """``search_nodes`` and ``search_graph``; mixed into ``MemoryTools``."""
 
     search_config: SearchConfig
+    reranker: Reranker | None
+
+    def _depth(self, top_k: int, config: SearchConfig) -> int:
+        """Moments the first stage must deliver: ``top_k``, or the reranker's candidates."""
+        return top_k if self.reranker is None else max(top_k, config.rerank_candidates)
 
     def _filters(self, query: str, top_k: int, node_types: Sequence[str] | None, video_id: str | None,
                  start_sec: float | None, end_sec: float | None, as_of_sec: float | None) -> tuple[str, Filters]:
@@ -67,13 +93,24 @@ class SearchTools(ToolsHost):
     def _result(self, query: str, config: SearchConfig, moments: Sequence[Moment], top_k: int,
                 filters: Filters, strategy: str) -> SearchResult:
         titles = {vid: e.title for vid, e in self.memory.manifest.videos.items()}
+        reranked_by = warning = ""
+        if self.reranker is not None and moments:
+            from memtools.retrieval.reranking import rerank_moments
+
+            named = {m.video_id: titles.get(m.video_id, "") for m in moments[:config.rerank_candidates]}
+            moments, outcome = rerank_moments(self.reranker, query, moments, config.rerank_candidates,
+                                              config.rerank_timeout,
+                                              {vid: t for vid, t in named.items() if t and t != vid})
+            reranked_by, warning = ("", outcome.warning) if outcome.warning else (self.reranker.name, "")
         hits = [SearchHit(id=m.id, kind=m.kind, video_id=m.video_id, t_start=m.t_start, t_end=m.t_end, text=m.text,
                           score=round(m.score, 4), macro_id=m.macro_id, macro_label=m.macro_label,
                           context=list(m.context[:config.context_per_hit]),
                           video_title=titles.get(m.video_id, "") if titles.get(m.video_id) != m.video_id else "",
-                          members=list(m.members), path=list(m.path))
+                          members=list(m.members), path=list(m.path),
+                          rerank_score=None if m.rerank_score is None else round(m.rerank_score, 4))
                 for m in moments[:top_k]]
-        return SearchResult(query=query, mode=config.mode, strategy=strategy, hits=hits, as_of_sec=filters.as_of)
+        return SearchResult(query=query, mode=config.mode, strategy=strategy, hits=hits, as_of_sec=filters.as_of,
+                            reranked_by=reranked_by, rerank_warning=warning)
 
     def search_nodes(self, query: str, top_k: int = 10, node_types: Sequence[str] | None = None,
                      video_id: str | None = None, start_sec: float | None = None, end_sec: float | None = None,
@@ -83,13 +120,14 @@ class SearchTools(ToolsHost):
         if config.strategy == "graph_walk":
             return self._walk(query, top_k, filters, config)
         vector = self.memory.embedder.embed_query(query) if config.mode != "fulltext" else None
+        depth = self._depth(top_k, config)
         with self._reading():  # waits out a writer, so lance and kuzu are seen at the same generation
             if config.strategy == "flat" or vector is None:
-                hits = self.memory.vectors.search(SearchQuery(config.mode, top_k, vector, query, filters.filter()))
+                hits = self.memory.vectors.search(SearchQuery(config.mode, depth, vector, query, filters.filter()))
                 moments = [Moment.from_hit(h) for h in hits]
             else:
                 moments = search_library(self.memory.vectors, vector, query, config, filters, SEARCHABLE,
-                                         self._video_rows, top_k=top_k).moments
+                                         self._video_rows, top_k=depth).moments
         return self._result(query, config, moments, top_k, filters, config.strategy)
 
     def search_graph(self, query: str, top_k: int = 10, node_types: Sequence[str] | None = None,
