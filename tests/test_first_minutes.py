@@ -115,3 +115,16 @@ def test_a_failed_build_says_why_and_what_to_run_in_info_and_the_tools(tmp_path,
     text = str(error.value)
     assert "video 'clip' cannot be read: its build failed: request" in text and command in text
     assert "pick another video from list_videos" in text
+
+
+def test_a_failure_without_a_record_still_names_the_command_and_a_long_reason_is_cut(tmp_path):
+    from memtools.store.failures import build_failure, record_failure
+
+    bare = build_failure(tmp_path, "cam1")  # an older memtools, or a fleet worker elsewhere, recorded nothing
+    assert bare.advice(tmp_path) == ("its build failed. Fix that, then run `memtools build SOURCE --memory "
+                                     f"{tmp_path} --video-id cam1`: it resumes from the steps already done")
+    record_failure(tmp_path / "work" / "cam1", RuntimeError("x" * 1000 + "\nsecond line"), "rtsp://cam/1",
+                   follow=True)
+    failure = build_failure(tmp_path, "cam1")
+    assert failure.reason == "x" * 399 + "…" and failure.follow
+    assert failure.command(tmp_path).startswith("memtools build --follow rtsp://cam/1 --memory ")

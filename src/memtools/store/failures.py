@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memtools.store.manifest import Manifest, now
-from memtools.store.problems import first_line
 
 FAILURE_FILE = "failure.json"
+REASON_CHARS = 400
 
 
 @dataclass(frozen=True)
@@ -40,18 +40,23 @@ class BuildFailure:
 
     def advice(self, memory: Path | str) -> str:
         """One line: why the build failed, and what to run."""
-        why = f"its build failed: {self.reason.rstrip('.')}" if self.reason else "its build failed"
+        why = f"its build failed: {self.reason.rstrip(' .')}" if self.reason else "its build failed"
         return f"{why}. Fix that, then run `{self.command(memory)}`: it resumes from the steps already done"
 
 
 def record_failure(work_dir: Path, exc: BaseException, source: str | Path, *, follow: bool = False) -> None:
     """Write why the build failed into the video's work folder (never raises: the build's own
     error is what the caller reports)."""
-    reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else first_line(exc)
+    reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else _first_line(exc)
     data = {"reason": reason, "source": str(source), "follow": follow, "at": now()}
     with contextlib.suppress(OSError):
         work_dir.mkdir(parents=True, exist_ok=True)
         (work_dir / FAILURE_FILE).write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def _first_line(exc: BaseException) -> str:
+    line = (str(exc).strip().splitlines() or [type(exc).__name__])[0].strip()
+    return line if len(line) <= REASON_CHARS else line[:REASON_CHARS - 1].rstrip() + "…"
 
 
 def clear_failure(work_dir: Path) -> None:
