@@ -65,3 +65,17 @@ def test_the_index_stage_counts_the_texts_it_embeds_and_embeds_each_once(tmp_pat
     embedded = [t for batch in embedder.batches for t in batch]
     assert len(embedded) == len(set(embedded)) and texts <= set(embedded)  # the write found them embedded
     assert len(embedder.batches[0]) <= 4  # the first call (which loads a real model) is a short one
+
+
+def test_time_left_is_measured_after_a_one_off_start():
+    """The embedder's first call loads the model; the ETA is timed from the calls after it."""
+    sink = Snapshots()
+    progress = Progress(sink)
+    progress.begin("index", 10)
+    progress.advance("index", 4)
+    assert sink.seen[-1].eta is not None
+    progress.rebase("index")
+    progress.refresh()
+    assert sink.seen[-1].eta is None and sink.seen[-1].stages["index"] == (4, 10, False)  # nothing timed yet
+    progress.advance("index", 2)
+    assert sink.seen[-1].eta is not None

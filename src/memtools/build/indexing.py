@@ -41,5 +41,7 @@ async def index_video(memory: Memory, graph: VideoGraph, progress: Progress) -> 
         cache.update(zip(chunk, vectors, strict=True))
         done += len(chunk)
         progress.advance(STAGE, len(chunk))
+        if done == len(chunk):
+            progress.rebase(STAGE)  # the first call loaded the model: the time left follows the later ones
     await asyncio.to_thread(memory.write_videos, [graph], embed_cache=cache)
     progress.finish(STAGE)
