@@ -19,7 +19,9 @@ The narrator's voice (``sample/narration.opus``, spoken once with espeak-ng by
 The file is deterministic and lossless (FFV1 in an MP4 container, no anti-aliased drawing),
 so every machine decodes exactly the same pixels and the recorded perception answers in
 ``examples/sample/responses.jsonl`` (keyed by a hash of the request, frames included)
-replay everywhere. A lossy codec would not do: two FFmpeg builds may decode an mp4v or
+replay everywhere. (The frames decode from BGRA FFV1, a lossless integer codec, and the JPEGs
+come from libjpeg-turbo's exact integer DCT, so they are the same with or without SIMD; the
+narrator's recognised words are not, and the replay compares them instead of hashing them.) A lossy codec would not do: two FFmpeg builds may decode an mp4v or
 MJPEG stream to slightly different pixels, and then to different JPEG bytes.
 """
 

@@ -38,18 +38,20 @@ def test_the_narrator_is_recognised_offline_with_times_on_the_video_clock(recogn
     found = [u for chunk in iter_audio(NARRATION, chunk_sec=30.0, start_sec=90.0, end_sec=120.0)
              for u in recognizer.recognize(chunk)]
     text = " ".join(u.text for u in found)
-    assert "the boxes fall over" in text.lower() and "fallen boxes" in text.lower()
-    hit = next(u for u in found if "fall over" in u.text)
-    assert 99.0 <= hit.t_start <= 102.0 and 105.0 <= hit.t_end <= 108.0  # spoken at 1:41-1:46
+    # the words and ends vary a little with the CPU's instruction set (CT2_FORCE_CPU_ISA): no verbatim text
     reference = " ".join(t for start, t in sample.NARRATION if 90 <= start < 120)
     assert _wer(reference, text) <= 0.25
+    hit = next(u for u in found if u.t_start <= 102.0 < u.t_end)
+    assert 99.0 <= hit.t_start <= 102.0 and 105.0 <= hit.t_end <= 108.0  # spoken at 1:41-1:46
+    assert _wer(dict(sample.NARRATION)[101.0], hit.text) <= 0.25
 
 
 @pytest.mark.slow
 def test_same_audio_same_transcript(recognizer):
     chunk = read_audio(NARRATION, 80.0, 95.0)
     first, second = recognizer.recognize(chunk), recognizer.recognize(chunk)
-    assert first == second and first and "warehouse" in first[0].text.lower()
+    assert first == second and first  # on one CPU; another instruction set may hear other words
+    assert _wer(dict(_load_sample().NARRATION)[83.0], first[0].text) <= 0.25
 
 
 def test_the_default_model_is_the_packaged_tiny_en():

@@ -12,6 +12,9 @@ each one under the hash of the request that asked for it (prompt + frames). The 
 narrator, so the build recognises speech with faster-whisper tiny.en (``memtools[speech]``),
 exactly as ``memtools build`` does by default, and the prompts carry the transcript; the
 warehouse answer links the narrator's sentences (``u1``, ``u2``, ...) to what they are ABOUT.
+The recognised words depend on the CPU, so the hash leaves them out and each line keeps the
+speech it was answered for: a replay on another CPU compares them by word error rate
+(``memtools.perception.replay``). Recording on any CPU gives a file that replays on all.
 Run it again whenever a prompt, the sample video, the narration or the default
 ``BuildConfig`` changes.
 """

@@ -27,6 +27,7 @@ from memtools.build.checkpoint import Checkpoints
 from memtools.build.config import BuildConfig
 from memtools.build.extract import Extracted, MacroSpan, clean_subgraph
 from memtools.build.frames import FrameGrid, FrameReader, grid_step
+from memtools.build.indexing import index_video
 from memtools.build.keyframes import KeyframeWriter, stored_keyframes
 from memtools.build.progress import Progress, ProgressSink
 from memtools.build.prompts import (
@@ -72,9 +73,7 @@ class _VideoBuild:
 
     async def run(self) -> None:
         graph = await self.perceive()
-        self.progress.begin("index", 1)
-        await asyncio.to_thread(self.memory.write_video, graph)
-        self.progress.finish("index")
+        await index_video(self.memory, graph, self.progress)  # the index stage counts the texts it embeds
 
     async def perceive(self) -> VideoGraph:
         """Everything but the write: the assembled graph (keyframe files are already stored)."""

@@ -25,6 +25,7 @@ class StageCount:
     total: int | None = None
     started: float = field(default_factory=time.monotonic)
     finished: bool = False
+    counted_from: int = 0  # the steps done before ``started`` (see ``Progress.rebase``)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,11 @@ class Progress:
         self.stages.setdefault(stage, StageCount()).done += n
         self._push()
 
+    def rebase(self, stage: str) -> None:
+        """Time the stage's rate from here on: what came before was a one-off (loading a model)."""
+        count = self.stages.setdefault(stage, StageCount())
+        count.started, count.counted_from = time.monotonic(), count.done
+
     def finish(self, stage: str) -> None:
         count = self.stages.setdefault(stage, StageCount())
         count.finished = True
@@ -108,9 +114,10 @@ class Progress:
         now = time.monotonic()
         best = None
         for count in self.stages.values():
-            if count.finished or not count.total or count.done <= 0 or count.done >= count.total:
+            measured = count.done - count.counted_from
+            if count.finished or not count.total or measured <= 0 or count.done >= count.total:
                 continue
-            rate = (now - count.started) / count.done
+            rate = (now - count.started) / measured
             left = rate * (count.total - count.done)
             best = left if best is None else max(best, left)
         return best
