@@ -129,12 +129,14 @@ class TransformersEmbedder:
         Kept cheap because ``isinstance(x, Embedder)`` reads it on Python < 3.12.
         """
         if self._loaded is None:
+            if self._is_default and not Path(self._source).is_dir():
+                return weights.DEFAULT_DIM  # no hub request here: the first embedding fetches or says why not
             config = _read_model_file(self._source, "config.json")
             size = config.get("hidden_size") if isinstance(config, dict) else None
             if isinstance(size, int):
                 return size
             if self._is_default:
-                return weights.DEFAULT_DIM  # its files may be missing: the first embedding says so
+                return weights.DEFAULT_DIM  # its folder is incomplete: the first embedding says so
             if self._engine != "torch" and self._numpy_fits():
                 return self._numpy_model().dim
         return self._load().dim

@@ -73,15 +73,21 @@ def default_source() -> str:
     return DEFAULT_MODEL_ID
 
 
-def cached_snapshot(repo_id: str) -> Path | None:
-    """The hub cache's snapshot of ``repo_id`` when it holds the files the numpy encoder reads."""
-    try:
-        from huggingface_hub import snapshot_download
+def cached_snapshot(repo_id: str, revision: str = "main") -> Path | None:
+    """The hub cache's snapshot of ``repo_id`` when it holds the files the numpy encoder reads.
 
-        folder = Path(snapshot_download(repo_id, allow_patterns=HUB_FILES, local_files_only=True))
-    except Exception:  # noqa: BLE001 - not cached, invalid id, unreadable cache: all mean "not here"
+    Read from the cache's layout (``models--ORG--NAME/refs/main`` names the snapshot folder)
+    rather than through ``snapshot_download``, whose import alone costs about a second.
+    """
+    from huggingface_hub import constants  # light: the cache location (HF_HOME, HF_HUB_CACHE)
+
+    repo = Path(constants.HF_HUB_CACHE) / ("models--" + repo_id.replace("/", "--"))
+    try:
+        commit = (repo / "refs" / revision).read_text(encoding="utf-8").strip()
+    except (OSError, ValueError):  # not cached (or an unreadable cache): not here
         return None
-    return folder if has_files(folder) else None
+    folder = repo / "snapshots" / commit
+    return folder if commit and has_files(folder) else None
 
 
 def download(repo_id: str) -> Path:
@@ -103,6 +109,8 @@ def default_model_folder(source: str) -> str:
     folder = cached_snapshot(DEFAULT_MODEL_ID)
     if folder is not None:
         return str(folder)
+    if hub_offline():
+        raise EmbeddingError(ways_out(_OFFLINE_REASON))
     try:
         folder = download(DEFAULT_MODEL_ID)
     except Exception as exc:  # noqa: BLE001 - offline mode, no network, hub errors: all end the same way
@@ -125,9 +133,19 @@ def hub_folder(repo_id: str) -> str:
                              "and without HF_HUB_OFFLINE=1") from None
 
 
+def hub_offline() -> bool:
+    """``HF_HUB_OFFLINE`` as huggingface_hub reads it (1/ON/YES/TRUE)."""
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+_OFFLINE_REASON = "it is not in the Hugging Face cache and HF_HUB_OFFLINE is set"
+
+
 def _hub_reason(exc: Exception) -> str:
     name = type(exc).__name__
-    if "Offline" in name or os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in ("1", "ON", "YES", "TRUE"):
-        return "it is not in the Hugging Face cache and HF_HUB_OFFLINE is set"
+    if "Offline" in name or hub_offline():
+        return _OFFLINE_REASON
     first_line = (str(exc).strip().splitlines() or [name])[0]
     return f"it is not in the Hugging Face cache and the hub could not be reached ({first_line[:200]})"

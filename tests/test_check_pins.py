@@ -1,0 +1,50 @@
+"""scripts/check-pins.py: the installed tree against constraints.txt (what .ci/run fails on)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "check-pins.py"
+
+
+def _pins_of_this_env() -> list[str]:
+    skip = {"memtools", "pip", "setuptools", "wheel"}
+    names = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name and name.lower().replace("_", "-") not in skip:
+            names[name] = dist.version
+    return [f"{name}=={version}" for name, version in sorted(names.items())]
+
+
+def _check(tmp_path: Path, lines: list[str]) -> subprocess.CompletedProcess:
+    path = tmp_path / "constraints.txt"
+    path.write_text("# a comment\n" + "\n".join(lines) + "\n")
+    return subprocess.run([sys.executable, str(SCRIPT), str(path)], capture_output=True, text=True, timeout=60)
+
+
+def test_pins_that_match_this_environment_pass(tmp_path):
+    out = _check(tmp_path, _pins_of_this_env())
+    assert out.returncode == 0, out.stdout
+    assert "pins match" in out.stdout
+
+
+def test_every_kind_of_difference_is_printed(tmp_path):
+    pins = _pins_of_this_env()
+    numpy = next(p for p in pins if p.lower().startswith("numpy=="))
+    dropped = next(p for p in pins if p.lower().startswith("pytest=="))
+    pins = [p for p in pins if p not in (numpy, dropped)] + ["numpy==0.0.1", "no-such-package==1.0"]
+    out = _check(tmp_path, pins)
+    assert out.returncode == 1
+    assert f"+ {dropped.lower()}  (installed, not in constraints.txt)" in out.stdout
+    assert f"~ numpy: pinned 0.0.1, installed {numpy.split('==')[1]}" in out.stdout
+    assert "- no-such-package==1.0  (pinned, not installed)" in out.stdout
+    assert "scripts/pin-constraints.sh" in out.stdout
+
+
+def test_a_line_that_is_not_a_pin_is_refused(tmp_path):
+    out = _check(tmp_path, ["numpy>=1"])
+    assert out.returncode == 1 and "is not NAME==VERSION" in out.stderr
