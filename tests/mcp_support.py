@@ -117,12 +117,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_server(memory: Path, timeout: float = 60.0) -> Iterator[str]:
-    """``memtools serve --memory DIR --http --port P`` in a subprocess; yields the MCP URL; always stops it."""
+def http_server(memory: Path, timeout: float = 60.0, host: str = "127.0.0.1") -> Iterator[str]:
+    """``memtools serve --memory DIR --http --host H --port P`` in a subprocess; yields the MCP URL (on 127.0.0.1);
+    always stops it."""
     port = free_port()
     script = console_script("memtools")
     cmd = [script] if script else [sys.executable, "-c", "import sys; from memtools.cli import main; sys.exit(main())"]
-    cmd += ["serve", "--memory", str(memory), "--http", "--host", "127.0.0.1", "--port", str(port)]
+    cmd += ["serve", "--memory", str(memory), "--http", "--host", host, "--port", str(port)]
     log = tempfile.TemporaryFile()  # not a pipe: a chatty server must never block on a full pipe
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env=dict(os.environ))
     try:

@@ -7,10 +7,10 @@ The CLI parses its string values leniently (``--top-k 5`` is fine in a shell) an
 from __future__ import annotations
 
 import pytest
-from mcp import Client
 from mcp.types import TextContent
 
 from agent_helpers import QUESTION, kitchen_memory
+from mcp_support import Client
 from memtools.agent import build_ora_graph
 from memtools.agent.testing import ScriptedChatModel, tool_call
 from memtools.cli import main

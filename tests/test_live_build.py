@@ -18,11 +18,11 @@ from pathlib import Path
 import anyio
 import cv2
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import StdioServerParameters
 
 from build_helpers import dump_memory
 from live_support import command, env, follow_args, setup, write_chunk
-from mcp_support import BUSY, mcp_command
+from mcp_support import BUSY, Client, mcp_command
 from memtools.build.config import BuildConfig
 from memtools.build.follow_source import CaptureSource, ChunkFolder, Grid, open_source
 from memtools.build.frame_tiers import StoredFrame, Tier, TierPolicy, plan, simulate

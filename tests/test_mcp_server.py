@@ -123,6 +123,8 @@ async def test_resources(connect):
         assert summary.mime_type == "text/plain" and "Frying and the pan fire" in summary.text
         frame = (await client.read_resource("memtools://videos/kitchen/frames/150.000")).contents[0]
         assert base64.b64decode(frame.blob) == jpeg(6)  # no source video: the stored keyframe at 150 s
+        encoded = (await client.read_resource("memtools://videos/kitchen/frames/150%2E000")).contents[0]
+        assert base64.b64decode(encoded.blob) == jpeg(6)  # template values are percent-decoded
 
 
 @pytest.mark.parametrize("uri, message", [
@@ -132,11 +134,14 @@ async def test_resources(connect):
     ("memtools://videos/kitchen/frames/soon", "not a number of seconds"),
     ("memtools://videos/kitchen/frames/5000", "only 0:06:00 long"),
     ("memtools://videos/kitchen/keyframes/%2E%2E", "Unknown resource"),  # traversal: refused by the SDK
+    ("memtools://videos/kitchen/keyframes/%2Fetc%2Fpasswd", "Unknown resource"),  # an absolute path, too
+    ("memtools://videos/kitchen/keyframes/a%00b", "Unknown resource"),
 ])
 async def test_bad_resource_uris_are_clear_errors(connect, uri, message):
     async with connect() as client:
-        with pytest.raises(MCPError, match=message):
+        with pytest.raises(MCPError, match=message) as raised:
             await client.read_resource(uri)
+        assert raised.value.error.code == INVALID_PARAMS  # the client's mistake, on either SDK
         assert (await client.read_resource("memtools://videos")).contents
 
 

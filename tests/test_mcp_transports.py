@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 from mcp import StdioServerParameters
 from mcp.types import ImageContent, ResourceLink
@@ -73,6 +74,24 @@ async def test_streamable_http(memory_path):
         async with Client(url, mode="legacy") as client:
             result = await client.call_tool("search_nodes", {"query": "a cook covers the pan with a lid"})
             assert not result.is_error and result.structured_content["hits"]
+
+
+def test_http_guards_against_dns_rebinding_on_loopback_only(memory_path):
+    """On 127.0.0.1 a request naming another host is refused (a web page cannot rebind a name to the server);
+    served on 0.0.0.0 for other machines, their host names are accepted."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "http-test", "version": "0"}}}
+
+    def status(url: str, host: str) -> int:
+        return httpx.post(url, json=initialize, timeout=30, headers={
+            "Host": host, "Accept": "application/json, text/event-stream"}).status_code
+
+    with http_server(memory_path) as url:
+        port = url.split(":")[2].split("/")[0]
+        assert status(url, f"127.0.0.1:{port}") == 200 and status(url, f"localhost:{port}") == 200
+        assert status(url, f"attacker.example:{port}") == 421
+    with http_server(memory_path, host="0.0.0.0") as url:
+        assert status(url, "video-box.lan:8765") == 200
 
 
 class RawClient:

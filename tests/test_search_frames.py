@@ -6,9 +6,9 @@ from __future__ import annotations
 import base64
 
 import pytest
-from mcp import Client
 from mcp.types import ImageContent, ResourceLink, TextContent
 
+from mcp_support import Client
 from memtools.embed import TestEmbedder, TestImageEmbedder
 from memtools.embed.clip import TransformersImageEmbedder
 from memtools.errors import IncompatibleMemory, ToolError

@@ -8,11 +8,11 @@ import inspect
 from typing import Literal
 
 import pytest
-from mcp import Client
 from mcp.types import TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_helpers import QUESTION, kitchen_memory
+from mcp_support import Client
 from memtools.agent import build_ora_graph
 from memtools.agent.state import ORAContext
 from memtools.agent.testing import ScriptedChatModel, tool_call

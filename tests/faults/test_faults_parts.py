@@ -7,9 +7,9 @@ import os
 
 import pytest
 from fault_helpers import EMBEDDER, check, cli, mem, searchable, template  # noqa: F401 - fixtures
-from mcp import Client
 from mcp.types import TextContent
 
+from mcp_support import Client
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, ToolError
 from memtools.mcp import build_server
 from memtools.store import Memory

@@ -1,4 +1,4 @@
-"""The memtools tools as an MCP server (official ``mcp`` SDK 2.x, ``MCPServer``).
+"""The memtools tools as an MCP server (official ``mcp`` SDK: 2.x ``MCPServer`` or 1.x ``FastMCP``, see ``sdk``).
 
 A thin adapter over ``memtools.tools``: every tool is generated from ``TOOL_SPECS``
 (typed, bounded parameters; read-only annotations; rendered text plus structured output),
@@ -6,8 +6,8 @@ with resources for the video list, summaries and frames, and a prompt carrying t
 MEMDREAMER answering strategy::
 
     from memtools.mcp import build_server
-    build_server("my-memory").run()                      # stdio
-    build_server("my-memory").run("streamable-http", host="127.0.0.1", port=8765)
+    build_server("my-memory").run()                        # stdio
+    build_server("my-memory").run_http("127.0.0.1", 8765)  # streamable HTTP at /mcp
 
 From a shell: ``memtools serve --memory DIR [--http --host H --port P]`` or ``memtools-mcp``
 with the same options. Many server processes may share one memory while another process

@@ -77,9 +77,17 @@ def invalid_params(message: str, data: Any = None) -> Exception:
 
 
 def _refused(value: str) -> bool:
-    """What 2.x's default ``ResourceSecurity`` refuses in a (decoded) template value."""
-    parts = value.replace("\\", "/").split("/")
-    return "\0" in value or ".." in parts or value.startswith(("/", "\\")) or (len(value) > 1 and value[1] == ":")
+    """What 2.x's default ``ResourceSecurity`` refuses in a (decoded) template value: NUL, an absolute path
+    (``/x``, ``\\x``, ``C:x``) or ``..`` climbing above the start."""
+    if "\0" in value or value.startswith(("/", "\\")) or (len(value) > 1 and value[1] == ":" and value[0].isascii()
+                                                         and value[0].isalpha()):
+        return True
+    depth = 0
+    for part in value.replace("\\", "/").split("/"):
+        depth += -1 if part == ".." else 1 if part and part != "." else 0
+        if depth < 0:
+            return True
+    return False
 
 
 class Server(_Base):

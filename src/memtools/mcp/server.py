@@ -121,7 +121,7 @@ def build_server(
 
     ``memory`` is an open ``Memory`` (or ``MemoryTools``) or the path of a memory folder,
     opened on the first call. Run it with ``server.run()`` (stdio) or
-    ``server.run("streamable-http", host=..., port=...)``; ``memtools.mcp.serve`` does both.
+    ``server.run_http(host, port)`` (streamable HTTP); ``memtools.mcp.serve`` does both.
     """
     tools = LazyTools(memory)
     server = MemtoolsServer(tools, name=name, title="memtools video memory", instructions=INSTRUCTIONS,
