@@ -91,8 +91,8 @@ def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *
     say = progress or (lambda _: None)
     before = integrity.check(memory)
     result = RepairResult()
-    if before.ok:
-        result.after = before
+    if before.ok or not (forget_lost or any(p.repairable for p in before.problems)):
+        result.after = before  # nothing repair could derive: the memory is not even opened for writing
         return result
     snapshot = _Snapshot.take(memory)
     try:
