@@ -27,7 +27,11 @@ Every ``ToolError`` carries a ``kind`` (``"bad-arguments"``, ``"not-found"``, ``
 ``"unavailable"``) that front ends read instead of comparing message texts.
 
 Third-party exceptions (kuzu, lance, cv2, httpx) are translated where they are caught and
-chained with ``raise ... from exc``; they never leak out of memtools.
+chained with ``raise ... from exc``; they never leak out of memtools. The message says in plain
+words what failed and the command that helps (``memtools check`` / ``memtools repair``); the
+engine's own text (lance's Rust paths, kuzu's "Reading past the end of the file") goes to the
+debug log (``logging``), never into the message: ``memtools.store.graph.translate`` for the graph,
+``memtools.store.integrity.GuardedIndex`` and ``memtools.store.problems.unreadable`` for lance.
 """
 
 from __future__ import annotations

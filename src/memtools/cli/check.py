@@ -11,21 +11,27 @@ from memtools.cli.common import add_memory_arg, open_memory
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check", help="check that the manifest, graph and vectors of a memory agree",
-        description="Compare the manifest, the kuzu graph, the lance vectors and the keyframe files of a memory: "
+        description="Compare the manifest, the graph, the lance tables and the keyframe files of a memory: "
                     "every searchable node has its row and vector, every row its node, counts per video, the "
-                    "embedder's dimension, the index, frames. Changes nothing. Exit status: 0 when the memory is "
-                    "whole, 1 when it is damaged (the report says what `memtools repair` fixes).")
+                    "entities and keyframes tables, the embedder's dimension, every index and its files, the "
+                    "navigation rows, every keyframe image (decoded), videos whose build failed. Changes nothing. "
+                    "Exit status: 0 when the memory is whole, 1 when it is damaged (the report says what "
+                    "`memtools repair` fixes).")
     add_memory_arg(p)
     p.set_defaults(func=run_check)
     p = sub.add_parser(
         "repair", help="rebuild what a damaged memory can derive (vectors, indexes, manifest entries)",
-        description="Rebuild the lance rows, vectors and indexes from the graph, put videos the graph holds back "
-                    "into the manifest, recount, and remove leftovers of interrupted writes and frames of unknown "
-                    "videos. A lost graph cannot be derived: the report says how to rebuild or re-import those "
-                    "videos. Exit status: 0 when the memory is whole afterwards, 1 otherwise.")
+        description="Rebuild the lance rows, vectors, entity profiles and indexes from the graph (whole tables "
+                    "aside, checked, then swapped in), put videos the graph holds back into the manifest, recount, "
+                    "mend a manifest whose embedder dimension the embedder and the vectors contradict, and remove "
+                    "leftovers of interrupted writes and frames of unknown videos. A failed repair puts everything "
+                    "back; one that cannot tell what is right refuses and changes nothing. A lost graph cannot be "
+                    "derived: the report says how to rebuild or re-import those videos. Exit status: 0 when the "
+                    "memory is whole afterwards, 1 otherwise.")
     add_memory_arg(p)
     p.add_argument("--forget-lost", action="store_true",
-                   help="mark videos the graph lost as 'lost' (dropping their vectors) so the rest can be used and "
+                   help="mark videos the graph lost as 'lost' (dropping their vectors; an unreadable graph file is "
+                        "kept aside) and drop videos whose build failed from the list, so the rest can be used and "
                         "they can be imported again")
     p.set_defaults(func=run_repair)
 

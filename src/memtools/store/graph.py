@@ -54,8 +54,8 @@ log = logging.getLogger(__name__)
 LOCK_MARKERS = ("Could not set lock", "lock on file",
                 "checkpoint recovery is pending")  # ladybug: a read-only open during a writer's checkpoint
 # What kuzu/ladybug say when the database file is damaged or cut short (a partial copy, a full disk).
-DAMAGE_MARKERS = ("Reading past the end of the file", "Corrupted", "corrupted", "checksum", "Checksum",
-                  "Unable to open database", "not a valid", "Invalid database", "wal file", "WAL")
+DAMAGE_MARKERS = ("Reading past the end of the file", "outside the database file", "Corrupted", "corrupted",
+                  "checksum", "Checksum", "not a valid", "Invalid database")
 # Up to this many ids of one kind, get_many looks each up by primary key (~0.5 ms each);
 # beyond it one scan of the table is cheaper (~50 ms for 200k rows, benchmarks/tool_latency.py).
 PK_LOOKUPS_MAX = 64

@@ -4,6 +4,7 @@ Shared by the three lance tables (nodes, entities, keyframes)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,6 +12,8 @@ from memtools.errors import StoreError
 from memtools.store.base import SearchFilter
 
 __all__ = ["filter_where", "quote", "table_at", "where_clause"]
+
+log = logging.getLogger(__name__)
 
 
 def quote(value: str) -> str:
@@ -50,6 +53,8 @@ def table_at(db: Any, name: str, version: int) -> Any:
     try:
         table = db.open_table(name)
         table.checkout(version)
-    except Exception as exc:
-        raise StoreError(f"vector store table {name!r} at version {version} cannot be read: {exc}") from exc
+    except Exception as exc:  # lance's own text (Rust paths) goes to the debug log, not to the user
+        log.debug("opening lance table %r at version %s failed: %s", name, version, exc)
+        raise StoreError(f"the {name} table at version {version} cannot be read (a file of that version is "
+                         "missing or damaged); run `memtools check` on the memory") from exc
     return table

@@ -91,8 +91,8 @@ def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *
     say = progress or (lambda _: None)
     before = integrity.check(memory)
     result = RepairResult()
-    if before.ok:
-        result.after = before
+    if before.ok or not (forget_lost or any(p.repairable for p in before.problems)):
+        result.after = before  # nothing repair could derive: the memory is not even opened for writing
         return result
     snapshot = _Snapshot.take(memory)
     try:
@@ -126,7 +126,7 @@ def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Call
             forget_lost: bool, snapshot: _Snapshot) -> None:
     path = memory.path
     manifest = read_manifest(path)
-    problems = _settle_dimension(memory, manifest, before, result)
+    problems, mend = _settle_dimension(memory, manifest, before)  # may refuse: nothing has changed yet
     ready = [v for v, e in manifest.videos.items() if e.status == "ready"]
     graph_file = integrity.graph_file_name(manifest)
     if before.parts.get("graph") == "UNREADABLE":
@@ -141,6 +141,8 @@ def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Call
         if not (path / graph_file).is_file():
             result.done.append(f"started an empty {graph_file}")
         with memory._writing(guard=False) as kuzu:
+            if mend is not None:
+                _mend_dimension(memory, mend, result)
             kuzu.ensure_schema()
             _repair_graph_and_vectors(memory, kuzu, problems, result, say, forget_lost, snapshot.swaps)
             back = restore_images(path, kuzu, problems, result.done)
@@ -151,9 +153,10 @@ def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Call
     _remove_leftovers(memory, result)
 
 
-def _settle_dimension(memory: MemoryParts, manifest: Any, before: Report, result: RepairResult) -> list[Problem]:
-    """Decide, before anything changes, whether the manifest or the vectors have the wrong width; mend the
-    manifest when the embedder and the vectors agree. Returns the problems left to repair."""
+def _settle_dimension(memory: MemoryParts, manifest: Any, before: Report) -> tuple[list[Problem], int | None]:
+    """Decide, before anything changes, whether the manifest or the vectors have the wrong width. Returns the
+    problems left to repair and the width to write into the manifest (None: it is right); refuses
+    (``RepairRefused``) when the embedder agrees with neither."""
     problems = list(before.problems)
     needs_embedder = any(p.part in ("vectors", "entities") and not p.index_only for p in problems)
     want, name = manifest.embedder.dim, manifest.embedder.name
@@ -163,7 +166,7 @@ def _settle_dimension(memory: MemoryParts, manifest: Any, before: Report, result
     except Exception:  # noqa: BLE001 - an unreadable table is rebuilt whole; its width does not count
         have = None
     if not needs_embedder and have in (None, want):
-        return problems
+        return problems, None
     try:
         made = memory.embedder.dim
     except Exception as exc:
@@ -171,14 +174,7 @@ def _settle_dimension(memory: MemoryParts, manifest: Any, before: Report, result
                             f"({unreadable('loading the embedder failed', exc)})") from exc
     if have is not None and have != want:
         if made == have:
-            manifest.embedder.dim = made
-            manifest.generation += 1
-            write_manifest(memory.path, manifest)
-            memory.manifest = manifest
-            memory.vectors_unchecked.dim = made
-            result.done.append(f"corrected the manifest: the embedder {name} makes {made}-dimensional vectors, as "
-                               f"the vector table holds (the manifest said {want})")
-            return [p for p in problems if DIMENSION_TEXT not in p.text]
+            return [p for p in problems if DIMENSION_TEXT not in p.text], made
         if made != want:
             raise RepairRefused(f"the manifest says the embedder {name} makes {want}-dimensional vectors, the vector "
                                 f"table holds {have}-dimensional ones and the embedder makes {made}, so repair cannot "
@@ -188,7 +184,20 @@ def _settle_dimension(memory: MemoryParts, manifest: Any, before: Report, result
         raise RepairRefused(f"the embedder {name} makes {made}-dimensional vectors but the manifest says {want}, so "
                             "vectors rebuilt with it would not fit the memory. Open the memory with the embedder "
                             "that built it")
-    return problems
+    return problems, None
+
+
+def _mend_dimension(memory: MemoryParts, dim: int, result: RepairResult) -> None:
+    """The embedder and the vectors agree on ``dim``: the manifest was wrong (under the write lock)."""
+    manifest = read_manifest(memory.path)
+    said = manifest.embedder.dim
+    manifest.embedder.dim = dim
+    manifest.generation += 1
+    write_manifest(memory.path, manifest)
+    memory.manifest = manifest
+    memory.vectors_unchecked.dim = dim
+    result.done.append(f"corrected the manifest: the embedder {manifest.embedder.name} makes {dim}-dimensional "
+                       f"vectors, as the vector table holds (the manifest said {said})")
 
 
 def _repair_graph_and_vectors(memory: MemoryParts, kuzu: GraphStore, problems: list[Problem],
