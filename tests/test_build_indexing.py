@@ -72,10 +72,10 @@ def test_time_left_is_measured_after_a_one_off_start():
     sink = Snapshots()
     progress = Progress(sink)
     progress.begin("index", 10)
-    progress.advance("index", 4)
-    assert sink.seen[-1].eta is not None
-    progress.rebase("index")
-    progress.refresh()
+    progress.advance("index", 4, one_off=True)
     assert sink.seen[-1].eta is None and sink.seen[-1].stages["index"] == (4, 10, False)  # nothing timed yet
     progress.advance("index", 2)
     assert sink.seen[-1].eta is not None
+    progress.begin("extract", 10)
+    progress.advance("extract", 4)
+    assert sink.seen[-1].eta is not None  # an ordinary step is timed at once

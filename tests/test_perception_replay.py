@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 
 import pytest
 
@@ -271,3 +272,13 @@ def test_vlm_from_spec(tmp_path):
 def test_vlm_from_spec_rejects_unknown_schemes_listing_the_valid_ones(spec):
     with pytest.raises(ConfigError, match="'openai:…', 'replay:…', 'local:…'"):
         vlm_from_spec(spec)
+
+
+async def test_without_jiwer_differing_speech_asks_for_it_and_equal_speech_needs_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "perception.jsonl"
+    await RecordingVLM(FunctionVLM(lambda r: "answer"), path).complete(spoken())
+    monkeypatch.setitem(sys.modules, "jiwer", None)  # not installed
+    replay = ReplayVLM(path)
+    assert (await replay.complete(spoken())).text == "answer"
+    with pytest.raises(ConfigError, match="pip install jiwer"):
+        await replay.complete(spoken(HEARD))

@@ -39,9 +39,7 @@ async def index_video(memory: Memory, graph: VideoGraph, progress: Progress) -> 
         chunk = texts[done:done + (FIRST_BATCH if done == 0 else BATCH)]
         vectors = await asyncio.to_thread(memory.embedder.embed_documents, chunk)
         cache.update(zip(chunk, vectors, strict=True))
+        progress.advance(STAGE, len(chunk), one_off=done == 0)  # the first call also loaded the model
         done += len(chunk)
-        progress.advance(STAGE, len(chunk))
-        if done == len(chunk):
-            progress.rebase(STAGE)  # the first call loaded the model: the time left follows the later ones
     await asyncio.to_thread(memory.write_videos, [graph], embed_cache=cache)
     progress.finish(STAGE)

@@ -25,7 +25,7 @@ class StageCount:
     total: int | None = None
     started: float = field(default_factory=time.monotonic)
     finished: bool = False
-    counted_from: int = 0  # the steps done before ``started`` (see ``Progress.rebase``)
+    counted_from: int = 0  # the steps done before ``started`` (``Progress.advance(one_off=True)``)
 
 
 @dataclass(frozen=True)
@@ -87,14 +87,14 @@ class Progress:
         count.total = (count.total or 0) + n
         self._push()
 
-    def advance(self, stage: str, n: int = 1) -> None:
-        self.stages.setdefault(stage, StageCount()).done += n
-        self._push()
-
-    def rebase(self, stage: str) -> None:
-        """Time the stage's rate from here on: what came before was a one-off (loading a model)."""
+    def advance(self, stage: str, n: int = 1, *, one_off: bool = False) -> None:
+        """``n`` more steps done. ``one_off``: they took a one-off time (the first call also loaded a
+        model), so the time left is measured from the steps after them."""
         count = self.stages.setdefault(stage, StageCount())
-        count.started, count.counted_from = time.monotonic(), count.done
+        count.done += n
+        if one_off:
+            count.started, count.counted_from = time.monotonic(), count.done
+        self._push()
 
     def finish(self, stage: str) -> None:
         count = self.stages.setdefault(stage, StageCount())

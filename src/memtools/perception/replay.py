@@ -54,7 +54,7 @@ MAX_WER = 0.5
 """The share of the recorded speech's words that may differ before a replay refuses an answer."""
 SLACK_WORDS = 3
 """Differences of up to this many words are always accepted (one short sentence can lose half its words)."""
-JIWER_HINT = 'comparing recognised speech with a recording needs jiwer: pip install "memtools[speech]" (or jiwer)'
+JIWER_HINT = "comparing recognised speech with a recording needs jiwer: pip install jiwer (part of memtools[dev])"
 
 
 class ReplayMiss(PerceptionError):
