@@ -223,6 +223,8 @@ class Mcp1Client:
         return await self._stack.__aexit__(*exc)
 
     def __getattr__(self, name: str) -> Any:  # list_tools, call_tool, read_resource, get_prompt, ...
+        if name == "session":
+            raise AttributeError("use the client inside `async with`")
         method = getattr(self.session, name)
 
         async def call(*args: Any, **kwargs: Any) -> Any:
