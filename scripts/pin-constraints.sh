@@ -9,9 +9,16 @@
 #   scripts/pin-constraints.sh OUT.txt    # writes OUT.txt instead
 #   PIN_VENV=/tmp/dev scripts/pin-constraints.sh   # keeps the resolved venv there (a new folder)
 #
+# The tested versions are kept where they still fit: the resolve starts from the old pins, so only
+# new packages (and what they need) get new versions, and removed ones drop out. Where a changed
+# range no longer fits an old pin, name it in PIN_RELAX to let it (alone) move, or set PIN_FRESH=1
+# to resolve everything afresh; if the old pins cannot resolve at all the script falls back to that:
+#
+#   PIN_RELAX="mcp anyio" scripts/pin-constraints.sh
+#   PIN_FRESH=1 scripts/pin-constraints.sh
+#
 # torch stays pinned at TORCH (on the CI machine a local CPU wheel; elsewhere take the CPU build
-# with --extra-index-url https://download.pytorch.org/whl/cpu). Nothing of the old constraints.txt
-# is reused: a dependency that was added, removed or widened resolves afresh.
+# with --extra-index-url https://download.pytorch.org/whl/cpu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCH="torch==2.13.0"
@@ -23,7 +30,18 @@ python3 -m venv "$venv"
 py="$venv/bin/python"
 $py -m pip install --quiet --upgrade pip
 echo "$TORCH" > "$work/torch.txt"
-$py -m pip install --quiet -c "$work/torch.txt" -e ".[dev]"
+fresh=(-c "$work/torch.txt")
+old=("${fresh[@]}")
+if [ -z "${PIN_FRESH:-}" ] && [ -f constraints.txt ]; then
+  relax="^(torch$(for name in ${PIN_RELAX:-}; do printf '|%s' "$name"; done))=="
+  grep -v '^#' constraints.txt | grep -viE "$relax" > "$work/old.txt" || true
+  old+=(-c "$work/old.txt")
+fi
+if ! $py -m pip install --quiet "${old[@]}" -e ".[dev]"; then
+  [ "${#old[@]}" -gt "${#fresh[@]}" ] || exit 1
+  echo "pin-constraints: the old pins do not resolve with pyproject.toml; resolving everything afresh" >&2
+  $py -m pip install --quiet "${fresh[@]}" -e ".[dev]"
+fi
 $py -m pip check
 {
   echo "# The tested versions of memtools[dev]'s whole dependency tree; .ci/run installs with -c constraints.txt"

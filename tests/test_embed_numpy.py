@@ -80,3 +80,15 @@ def test_batched_documents_match_torch_in_any_order(reference):
     assert float((a * b).sum(1).min()) >= 0.999
     np.testing.assert_allclose(fast.embed_documents(texts[::-1]), a[::-1], atol=1e-5)
     np.testing.assert_allclose(a[7], fast.embed_query(texts[7]), atol=1e-5)
+
+
+def test_documents_go_to_torch_only_on_a_gpu(monkeypatch):
+    from memtools.embed import transformers as module
+
+    monkeypatch.setattr(module, "_nvidia_gpu_visible", lambda: True)  # a GPU driver, but torch sees no CUDA here
+    auto = TransformersEmbedder()
+    assert auto._documents_on_gpu() is False  # torch loaded, found only the CPU: documents stay on numpy
+    assert TransformersEmbedder(device="cpu")._documents_on_gpu() is False
+    monkeypatch.setattr(module, "_nvidia_gpu_visible", lambda: False)
+    fresh = TransformersEmbedder()
+    assert fresh._documents_on_gpu() is False and fresh._loaded is None  # no GPU: torch is not even loaded

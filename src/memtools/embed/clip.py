@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from memtools.embed.base import normalize
-from memtools.embed.transformers import _looks_like_path, _read_model_file, _stable_name
+from memtools.embed.model_files import read_model_file
+from memtools.embed.transformers import _looks_like_path, _stable_name
 from memtools.errors import ConfigError, EmbeddingError
 
 _PILLOW_HINT = "install Pillow for image preprocessing: pip install 'memtools[local]'"
@@ -56,7 +57,7 @@ class TransformersImageEmbedder:
     def dim(self) -> int:
         """``projection_dim`` (CLIP) or the text tower's width (SigLIP), from ``config.json`` when possible."""
         if self._loaded is None:
-            dim = _dim_from_config(_read_model_file(self._source, "config.json"))
+            dim = _dim_from_config(read_model_file(self._source, "config.json"))
             if dim is not None:
                 return dim
         return self._load().dim

