@@ -36,6 +36,7 @@ debug log (``logging``), never into the message: ``memtools.store.graph.translat
 
 from __future__ import annotations
 
+import logging
 from typing import Literal
 
 ToolErrorKind = Literal["bad-arguments", "not-found", "busy", "unavailable"]
@@ -67,8 +68,24 @@ class MemoryBusy(MemoryError_):
     """Another process holds the memory for writing; retrying later will work."""
 
 
+# Where an engine's own text starts in a message (lance wraps Rust errors with source paths).
+_ENGINE_TEXT = ("lance error:", "LanceError(", "/rustc/", ".cargo/registry", "Runtime exception:")
+
+
 class StoreError(MemtoolsError):
-    """The graph or vector engine failed; the engine's exception is chained."""
+    """The graph or vector engine failed; the engine's exception is chained.
+
+    The last guard of the plain-words rule: a message that still carries an engine's text (a caller
+    wrote ``f"...: {exc}"``) keeps its memtools part, names ``memtools check``, and sends the whole
+    text to the debug log."""
+
+    def __init__(self, message: str = "", *args: object) -> None:
+        cut = min((message.find(marker) for marker in _ENGINE_TEXT if marker in message), default=-1)
+        if cut >= 0:
+            logging.getLogger("memtools.store").debug("storage engine: %s", message)
+            message = (message[:cut].rstrip(" :;,(") + " (the storage engine could not read or write its files; "
+                       "`memtools check` on the memory says what is damaged)")
+        super().__init__(message, *args)
 
 
 class ImportFormatError(MemtoolsError):

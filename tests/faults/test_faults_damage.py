@@ -261,3 +261,16 @@ def test_failed_builds_are_listed_with_what_to_do(mem, capsys):
     code, out, _ = run_all(mem, capsys, "repair", "--forget-lost")
     assert code == 0 and "dropped video 'broken', whose build had failed" in out
     assert "broken" not in read_manifest(mem).videos and searchable(mem) == set(VIDEOS)
+
+
+def test_lost_data_file_of_the_entities_table_reads_in_plain_words(mem, capsys):
+    for data in (mem / "vectors" / "entities.lance" / "data").iterdir():
+        data.unlink()
+    code, _, err = run_all(mem, capsys, "tool", "get_entity_timeline", "--name", "cook")
+    assert code == 1 and "entity lookup failed (the storage engine could not read or write its files" in err
+    assert "memtools check" in err
+    code, out, _ = run_all(mem, capsys, "check")
+    assert code == 1 and "the entities table cannot be read (a data file is missing or damaged)" in out
+    assert run_all(mem, capsys, "repair")[0] == 0
+    code, out, _ = run_all(mem, capsys, "tool", "get_entity_timeline", "--name", "cook")
+    assert code == 0 and "cook" in out

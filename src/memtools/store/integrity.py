@@ -95,29 +95,31 @@ def expected_tables(manifest: Manifest, rows: int) -> dict[str, str]:
     return tables
 
 
-def quick_problems(path: Path, manifest: Manifest, rows: int | None = None) -> list[Problem]:
+def quick_problems(path: Path, manifest: Manifest, rows: int | None = None,
+                   tables: dict[str, str] | None = None) -> list[Problem]:
     """What a few ``stat`` calls can tell: the graph file and the lance tables the manifest implies
     exist, and their index folders are there when another table's are (``finish_write`` indexes
-    them together). ``rows``: ``expected_rows(manifest)`` when the caller has it already."""
+    them together). ``rows``, ``tables``: ``expected_rows`` and ``expected_tables`` when the caller has them."""
     problems = []
     graph = graph_file_name(manifest)
-    if not (path / graph).is_file():
+    base = os.fspath(path)  # plain strings: pathlib costs more than the stat calls on this hot path
+    if not os.path.isfile(f"{base}/{graph}"):
         ready = [vid for vid, entry in manifest.videos.items() if entry.status == "ready"]
         problems.append(Problem("graph", f"{graph} is missing", not ready, restore=_restore(path, ready)))
     rows = expected_rows(manifest) if rows is None else rows
     if manifest.tables:  # object storage: no stat() there; guard_vectors' row count notices lost tables
         return problems
-    folder = path / VECTORS_DIR
-    tables = expected_tables(manifest, rows)
-    if tables and not folder.is_dir():
+    tables = expected_tables(manifest, rows) if tables is None else tables
+    folder = f"{base}/{VECTORS_DIR}"
+    present = [name for name in tables if os.path.isdir(f"{folder}/{name}.lance")]
+    if len(present) < len(tables) and not os.path.isdir(folder):
         lost = "; ".join(tables.values())
         return [*problems, Problem("vectors", f"{VECTORS_DIR}/ is missing ({lost})", True)]
-    present = [name for name in tables if (folder / f"{name}.lance").is_dir()]
     for name in tables:
         if name not in present:
             part = "vectors" if name == "nodes" else name
             problems.append(Problem(part, f"{VECTORS_DIR}/{name}.lance is missing ({tables[name]})", True))
-    indexed = [name for name in present if (folder / f"{name}.lance" / "_indices").is_dir()]
+    indexed = [name for name in present if os.path.isdir(f"{folder}/{name}.lance/_indices")]
     for name in present if indexed else []:
         if name not in indexed:
             part = "vectors" if name == "nodes" else name
@@ -143,10 +145,11 @@ def damage_message(path: Path, problems: list[Problem], *, writing: bool = False
 def guard(memory: MemoryParts, *, writing: bool = False) -> None:
     """Raise ``MemoryDamaged`` if the cheap checks fail."""
     cached = getattr(memory, "_expected_rows", None)
-    if cached is None or cached[0] is not memory.manifest:  # the sum costs ~1 µs a video: once per manifest
-        cached = (memory.manifest, expected_rows(memory.manifest))
+    if cached is None or cached[0] is not memory.manifest:  # the sums cost ~1 µs a video: once per manifest
+        rows = expected_rows(memory.manifest)
+        cached = (memory.manifest, rows, expected_tables(memory.manifest, rows))
         setattr(memory, "_expected_rows", cached)  # noqa: B010 - a cache ``Memory`` declares
-    problems = quick_problems(memory.path, memory.manifest, cached[1])
+    problems = quick_problems(memory.path, memory.manifest, cached[1], cached[2])
     if problems:
         raise MemoryDamaged(damage_message(memory.path, problems, writing=writing))
 
