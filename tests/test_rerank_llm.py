@@ -66,3 +66,12 @@ def test_no_usage_from_the_model_is_estimated():
     reranker = LLMReranker(model)
     reranker.rerank("q", DOCS)
     assert reranker.usage.estimated and reranker.usage.tokens_in > 0
+
+
+def test_a_memory_folder_it_cannot_write_loses_the_record_not_the_ranking(tmp_path):
+    blocked = tmp_path / "memory"
+    blocked.write_text("a file where the memory folder should be")
+    model = ScriptedChatModel(responses=[text_reply('{"ranking": [2]}', usage=(10, 2))])
+    reranker = LLMReranker(model, memory_path=blocked)
+    assert ranked(reranker.rerank("q", DOCS[:3])) == [1, 0, 2]
+    assert reranker.usage.tokens_in == 10

@@ -13,6 +13,7 @@ Every call's tokens are added to ``usage`` and, with ``memory_path``, recorded a
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import threading
@@ -22,6 +23,7 @@ from typing import Any
 from memtools.costs import Tally, record, tokens_from_usage
 from memtools.errors import ConfigError, RerankError
 
+log = logging.getLogger("memtools.rerank")
 SYSTEM = ("You rank search results by how well each answers a search query over a video memory. "
           "Reply with JSON only, no prose: {\"ranking\": [numbers of the results, most relevant first]}. "
           "Leave out results that do not match at all.")
@@ -110,7 +112,11 @@ class LLMReranker:
         with self._lock:
             self.usage.add(tokens_in, tokens_out, estimated)
         if self.memory_path is not None:
-            record(self.memory_path, "rerank", self.model_name, usage, prompt_text=prompt, completion_text=completion)
+            try:
+                record(self.memory_path, "rerank", self.model_name, usage, prompt_text=prompt,
+                       completion_text=completion)
+            except OSError as exc:  # a read-only memory folder: the ranking stands, the record is lost
+                log.warning("could not record the reranker's tokens in %s: %s", self.memory_path, exc)
 
 
 __all__ = ["LLMReranker", "parse_ranking", "ranking_prompt"]

@@ -96,7 +96,8 @@ class EntityTools(ToolsHost):
         # Name matches first (what the user typed), then the profiles similar enough to the best.
         best = max((r.score for r in similar), default=0.0)
         similar = [r for r in similar if r.score >= RELATIVE_FLOOR * best]
-        items, seen, documents = [], set(), list[str]()
+        items, seen = [], set()
+        documents: list[str] | None = None if self.reranker is None else []  # what the reranker reads
         for row in [*named, *similar]:
             if row.id in seen:
                 continue
@@ -104,9 +105,9 @@ class EntityTools(ToolsHost):
             appearances = _appearances(row, as_of)
             if appearances:
                 items.append(_item(row, appearances, row.score if row in similar else None))
-                if self.reranker is not None and len(documents) < config.rerank_candidates:
+                if documents is not None and len(documents) < config.rerank_candidates:
                     documents.append(entity_document(items[-1], appearances))
-        if self.reranker is None or not items:
+        if self.reranker is None or documents is None or not items:
             return EntityList(query=query, entities=items[:top_k], as_of_sec=as_of)
         from memtools.rerank.stage import rerank_order
 
