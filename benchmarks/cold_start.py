@@ -42,14 +42,17 @@ def cli_search(python: str, memory: Path, query: str) -> float:
 
 async def mcp_first_search(python: str, memory: Path, query: str) -> tuple[float, float]:
     """(seconds from spawn to initialized, seconds from initialized to the first search's answer)."""
-    from mcp import Client, StdioServerParameters
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     start = time.perf_counter()
-    async with Client(StdioServerParameters(command=python, args=["-c", MCP, "--memory", str(memory)])) as client:
+    server = StdioServerParameters(command=python, args=["-c", MCP, "--memory", str(memory)])
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:  # mcp 1.x and 2.x
+        await session.initialize()
         ready = time.perf_counter()
-        result = await client.call_tool("search_nodes", {"query": query, "top_k": 10})
+        result = await session.call_tool("search_nodes", {"query": query, "top_k": 10})
         done = time.perf_counter()
-        if result.is_error:
+        if getattr(result, "isError", None) or getattr(result, "is_error", None):
             raise SystemExit(f"{python}: MCP search failed: {result.content[0].text}")
     return ready - start, done - ready
 
