@@ -108,6 +108,9 @@ def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *
         unreadable("repair failed", exc)
         raise StoreError(f"memtools repair could not finish and put the memory back as it was: "
                          f"{_plain(exc)}. Run `memtools check --memory {memory.path}` to see the damage") from exc
+    except BaseException:  # Ctrl-C: put things back too, then stop
+        snapshot.restore(memory)
+        raise
     snapshot.forget_old()
     memory.refresh()
     result.after = before if result.refused else integrity.check(memory)
