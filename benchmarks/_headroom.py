@@ -67,6 +67,9 @@ def run_headroom(args, dataset: str) -> None:
     embedder.queries = {q.text: embedder.cache.vectors[q.text] for q in sample}
     name = (args.presets or [DEFAULT_PRESET])[0]
     config = PRESETS[name]
+    if getattr(args, "open_videos", None):
+        config = config.model_copy(update={"videos": args.open_videos})
+        name += f", videos={args.open_videos}"
     places: dict[str, list[int | None]] = {scope: [] for scope in SCOPES}
     started = time.perf_counter()
     with Memory.open(path, embedder) as memory:

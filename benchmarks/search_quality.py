@@ -189,6 +189,9 @@ def main() -> None:
                         help="activitynet/youcook2: instead of scoring presets, measure candidate recall@N of the "
                              "first stage (the R@1 an oracle reranker over N would give) for the first preset "
                              "given (default: the default preset)")
+    parser.add_argument("--open-videos", type=int, default=None, metavar="N",
+                        help="--headroom: open this many videos in coarse-to-fine stage 2 (SearchConfig.videos) "
+                             "instead of the preset's")
     args = parser.parse_args()
     if args.headroom and args.dataset == "charades":
         parser.error("--headroom runs on --dataset activitynet or youcook2")
