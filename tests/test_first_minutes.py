@@ -104,7 +104,7 @@ def test_a_failed_build_says_why_and_what_to_run_in_info_and_the_tools(tmp_path,
 
     assert main(["info", "--memory", str(memory)]) == 0
     out = capsys.readouterr().out
-    assert "clip is failed: its build failed: request " in out and "was not recorded" in out
+    assert f"clip is failed: its build failed: {empty} holds no answer for request " in out
     assert f"run `{command}`: it resumes" in out
 
     with Memory.open(memory, TestEmbedder(64)) as opened:
@@ -113,7 +113,7 @@ def test_a_failed_build_says_why_and_what_to_run_in_info_and_the_tools(tmp_path,
         with pytest.raises(ToolError) as error:
             MemoryTools(opened).get_summary("clip")
     text = str(error.value)
-    assert "video 'clip' cannot be read: its build failed: request" in text and command in text
+    assert f"video 'clip' cannot be read: its build failed: {empty} holds no answer" in text and command in text
     assert "pick another video from list_videos" in text
 
 
