@@ -78,7 +78,7 @@ async def test_streamable_http(memory_path):
 
 def test_http_guards_against_dns_rebinding_on_loopback_only(memory_path):
     """On 127.0.0.1 a request naming another host is refused (a web page cannot rebind a name to the server);
-    served on 0.0.0.0 for other machines, their host names are accepted."""
+    served on 0.0.0.0 for other machines, the host names given with --allowed-host are accepted."""
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "http-test", "version": "0"}}}
 
@@ -90,8 +90,9 @@ def test_http_guards_against_dns_rebinding_on_loopback_only(memory_path):
         port = url.split(":")[2].split("/")[0]
         assert status(url, f"127.0.0.1:{port}") == 200 and status(url, f"localhost:{port}") == 200
         assert status(url, f"attacker.example:{port}") == 421
-    with http_server(memory_path, host="0.0.0.0") as url:
-        assert status(url, "video-box.lan:8765") == 200
+    lan = ("--insecure-no-auth", "--allowed-host", "video-box.lan")
+    with http_server(memory_path, host="0.0.0.0", extra=lan) as url:
+        assert status(url, "video-box.lan:8765") == 200 and status(url, "attacker.example:8765") == 421
 
 
 class RawClient:

@@ -13,8 +13,8 @@ What differs, and how it is bridged:
   ``call_tool`` and ``read_resource`` take the request ``Context`` only on 2.x;
 - 1.x has no server ``title``/``version`` options (the version is set on its low-level server;
   the title exists only in 2.x's ``serverInfo``);
-- HTTP options go to ``run()`` on 2.x and into ``settings`` on 1.x (1.x would also keep its
-  constructor's localhost-only DNS-rebinding guard for any ``--host``);
+- HTTP options go to ``streamable_http_app()`` on 2.x and into ``settings`` on 1.x; the SDK's own
+  DNS-rebinding guard is off on both, as ``memtools.mcp.guard`` guards every route (not just ``/mcp``);
 - resource errors: 2.x answers a missing resource with invalid-params and a failing one with
   internal-error, decodes template values and refuses path traversal; 1.x wraps every failure
   in a ``ValueError`` (error code 0), so ``read_resource`` does the same mapping itself there;
@@ -31,8 +31,6 @@ from urllib.parse import unquote
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
 
 log = logging.getLogger(__name__)
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _load() -> tuple[int, Any, Any]:
@@ -123,17 +121,17 @@ class Server(_Base):
         except Exception as exc:
             raise _resource_error(exc, text) from exc
 
-    def run_http(self, host: str, port: int) -> None:
-        """Streamable HTTP at ``http://host:port/mcp``, stateless, JSON responses; DNS-rebinding guard on loopback."""
-        if SDK_MAJOR == 2:
-            self.run("streamable-http", host=host, port=port, stateless_http=True, json_response=True)
-            return
-        settings = self.settings
-        settings.host, settings.port, settings.stateless_http, settings.json_response = host, port, True, True
-        if host not in LOOPBACK:  # as 2.x: the guard only where the default host list is right
-            settings.transport_security = None
-        self.run("streamable-http")
+    def http_app(self) -> Any:
+        """The Starlette app of streamable HTTP at ``/mcp`` (stateless, JSON responses) and the custom routes,
+        without the SDK's own DNS-rebinding guard: ``memtools.mcp.guard`` guards every route instead."""
+        from mcp.server.transport_security import TransportSecuritySettings
 
+        unguarded = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        if SDK_MAJOR == 2:
+            return self.streamable_http_app(stateless_http=True, json_response=True, transport_security=unguarded)
+        settings = self.settings
+        settings.stateless_http, settings.json_response, settings.transport_security = True, True, unguarded
+        return self.streamable_http_app()
 
 def _resource_error(exc: BaseException, uri: str) -> Exception:
     """1.x: the error 2.x would send for a failed read (1.x chains ours inside ``ValueError``s)."""

@@ -97,6 +97,12 @@ class MemtoolsServer(Server):
             raise invalid_params(problem)
         return await super().get_prompt(name, arguments, context)
 
+    def run_http(self, host: str = "127.0.0.1", port: int = 8765, options: Any = None) -> None:
+        """Streamable HTTP at ``http://host:port/mcp`` with the pages at ``/``, guarded (``memtools.mcp.http``)."""
+        from memtools.mcp.http import run_http
+
+        run_http(self, host, port, options)
+
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()
         try:
