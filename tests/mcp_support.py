@@ -31,6 +31,7 @@ import httpx
 import numpy as np
 from pydantic import BaseModel
 
+import memtools
 from memtools.embed.images import TestImageEmbedder
 from memtools.embed.testing import TestEmbedder
 from memtools.mcp.sdk import SDK_MAJOR
@@ -102,8 +103,11 @@ def shared_memory(tmp_path_factory) -> Path:
 
 
 def mcp_command(memory: Path, *extra: str) -> tuple[str, list[str]]:
-    """``python -m memtools.mcp --memory DIR ...`` as (command, args)."""
-    return sys.executable, ["-m", "memtools.mcp", "--memory", str(memory), *extra]
+    """``memtools-mcp --memory DIR ...`` as (command, args), run by this Python on the memtools this test imports
+    (the SDK's stdio client passes only a few environment variables, never ``PYTHONPATH``)."""
+    src = str(Path(memtools.__file__).resolve().parents[1])
+    entry = f"import sys; sys.path.insert(0, {src!r}); from memtools.mcp import main; sys.exit(main())"
+    return sys.executable, ["-c", entry, "--memory", str(memory), *extra]
 
 
 def console_script(name: str) -> str | None:

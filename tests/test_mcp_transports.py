@@ -42,7 +42,8 @@ async def exercise(client: Client) -> None:
     frames = await client.call_tool("inspect_frames", VALID_CALLS["inspect_frames"])
     images = [base64.b64decode(b.data) for b in frames.content if isinstance(b, ImageContent)]
     assert images == [jpeg(5), jpeg(6), jpeg(7)]
-    assert len([b for b in frames.content if isinstance(b, ResourceLink)]) == 3
+    assert not [b for b in frames.content if isinstance(b, ResourceLink)]  # URIs go as text (see adapter)
+    assert "; resource memtools://videos/kitchen/keyframes/kf_0005" in frames.content[1].text
     assert "kitchen/macro_0001" in frames.content[0].text
     bad = await client.call_tool("get_subgraph", {"macro_id": "x') RETURN 1 //"})
     assert bad.is_error and "does not exist" in bad.content[0].text
@@ -149,7 +150,7 @@ def test_thin_entry_speaks_plain_json_rpc(memory_path):
         assert found["isError"] is False and found["structuredContent"]["hits"]
         frames = raw.send("tools/call", {"name": "inspect_frames", "arguments": VALID_CALLS["inspect_frames"]})
         kinds = [b["type"] for b in frames["result"]["content"]]
-        assert kinds[:4] == ["text", "text", "image", "resource_link"]
+        assert kinds[:5] == ["text", "text", "image", "text", "image"]
         assert frames["result"]["content"][2]["mimeType"] == "image/jpeg"
         bad = raw.send("tools/call", {"name": "search_by_time", "arguments": {"start_sec": "soon", "end_sec": 3}})
         assert bad["result"]["isError"] is True and "start_sec" in bad["result"]["content"][0]["text"]
