@@ -234,3 +234,18 @@ def test_serving_beyond_loopback_without_auth_is_refused_before_listening(memory
 
     assert main(["--memory", str(memory_path), "--transport", "http", "--host", "0.0.0.0", "--port", "9"]) == 1
     assert "refusing to serve on 0.0.0.0 without authentication" in capsys.readouterr().err
+
+
+def test_the_banner_names_the_mcp_url_and_the_pages(memory_path, capsys, monkeypatch):
+    from memtools.mcp import run
+
+    served_with: list = []
+    monkeypatch.setattr(run, "run_http", lambda server, host, port, options: served_with.append((host, port, options)))
+    assert run.main(["--memory", str(memory_path), "--http", "--port", "8799", "--allowed-host", "box.lan",
+                     "--tool-prefix", "memtools_"]) == 0
+    err = capsys.readouterr().err
+    assert "MCP at http://127.0.0.1:8799/mcp" in err and "browsable pages at http://127.0.0.1:8799/" in err
+    host, port, options = served_with[0]
+    assert (host, port, options.allowed_hosts) == ("127.0.0.1", 8799, ("box.lan",))
+    assert run.main(["--memory", str(memory_path), "--tool-prefix", "bad prefix"]) == 1
+    assert "--tool-prefix 'bad prefix'" in capsys.readouterr().err

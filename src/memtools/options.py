@@ -72,6 +72,9 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
                         "it needs --auth-token-env, --auth-issuer or --insecure-no-auth")
     p.add_argument("--port", type=_port, default=_env(PORT_ENV, str(DEFAULT_PORT)),
                    help=f"port over HTTP (default ${PORT_ENV} or {DEFAULT_PORT})")
+    p.add_argument("--tool-prefix", default="", metavar="PREFIX",
+                   help="put PREFIX before every tool name (e.g. memtools_, so search_nodes cannot collide with "
+                        "another server's tool)")
     g = p.add_argument_group("HTTP security")
     g.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                    help="also accept requests whose Host header names NAME (loopback names and the --host address "

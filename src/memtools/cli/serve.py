@@ -25,5 +25,5 @@ def run(args: argparse.Namespace) -> int:
     from memtools.mcp.run import http_options
 
     serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
-          options=http_options(args))
+          options=http_options(args), tool_prefix=args.tool_prefix)
     return 0

@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 
 def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
-          verbose: bool = False, options: HttpOptions | None = None) -> None:
+          verbose: bool = False, options: HttpOptions | None = None, tool_prefix: str = "") -> None:
     """Serve the memory folder over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
     ``options`` guard HTTP (allowed hosts and origins, authentication, connection cap; see
@@ -35,7 +35,11 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         check_exposure(host, authenticator(options or HttpOptions()), options or HttpOptions())
     opened = Memory.open(memory)  # reads the manifest only; the graph is opened per call
     level: Literal["INFO", "WARNING"] = "INFO" if verbose else "WARNING"
-    server = build_server(opened, log_level=level)
+    try:
+        server = build_server(opened, log_level=level, tool_prefix=tool_prefix)
+    except MemtoolsError:
+        opened.close()
+        raise
     from memtools.mcp.warmup import warm_up
 
     warming = warm_up(opened)  # the first search then answers in well under a second after `initialize`
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
-              options=http_options(args))
+              options=http_options(args), tool_prefix=args.tool_prefix)
     except MemtoolsError as exc:
         print(f"memtools-mcp: error: {exc}", file=sys.stderr)
         return 1

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote
 
@@ -120,6 +121,19 @@ class Server(_Base):
             return await super().read_resource(scheme + sep + "/".join(segments))
         except Exception as exc:
             raise _resource_error(exc, text) from exc
+
+    def on_set_level(self, func: Callable[[str], Awaitable[None]]) -> None:
+        """Answer ``logging/setLevel`` with ``func(level)`` (which also advertises the ``logging`` capability)."""
+        if SDK_MAJOR == 2:
+            from mcp.types import EmptyResult, SetLevelRequestParams
+
+            async def handler(ctx: Any, params: Any) -> Any:  # noqa: ARG001 - the SDK passes the request context
+                await func(params.level)
+                return EmptyResult()
+
+            self._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, handler)
+        else:
+            self._mcp_server.set_logging_level()(func)
 
     def http_app(self) -> Any:
         """The Starlette app of streamable HTTP at ``/mcp`` (stateless, JSON responses) and the custom routes,
