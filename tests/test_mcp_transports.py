@@ -17,7 +17,20 @@ import pytest
 from mcp import StdioServerParameters
 from mcp.types import ImageContent, ResourceLink
 
-from mcp_support import VALID_CALLS, Client, console_script, http_server, jpeg, mcp_command, shared_memory
+from mcp_support import (
+    VALID_CALLS,
+    Client,
+    console_script,
+    http_server,
+    jpeg,
+    mcp_command,
+    shared_memory,
+    with_keyframes,
+)
+from memtools.embed.images import TestImageEmbedder
+from memtools.embed.testing import TestEmbedder
+from memtools.store import Memory
+from memtools.testing import kitchen_graph
 from memtools.tools import TOOL_SPECS
 
 pytestmark = pytest.mark.slow
@@ -106,6 +119,7 @@ class RawClient:
         threading.Thread(target=self._pump, daemon=True).start()
         self.next_id = 0
         self.stderr = ""
+        self.notifications: list[str] = []  # methods of the server's notifications, in order
 
     def _pump(self) -> None:
         for line in self.proc.stdout:
@@ -122,6 +136,8 @@ class RawClient:
             reply = json.loads(self.lines.get(timeout=60))  # anything on stdout must be JSON-RPC
             if reply.get("id") == self.next_id:
                 return reply
+            if "method" in reply and "id" not in reply:
+                self.notifications.append(reply["method"])
         return None
 
     def close(self) -> int:
@@ -186,3 +202,30 @@ def test_http_with_a_token_on_every_address(memory_path):
         assert httpx.get(f"{base}/", timeout=30).status_code == 401
         assert httpx.get(f"{base}/", headers=token, timeout=30).status_code == 200
         assert httpx.get(url, headers={**token, "Accept": "text/event-stream"}, timeout=30).status_code == 405
+
+
+def test_a_build_that_turns_visual_search_on_is_announced(tmp_path):
+    """search_frames is listed once the memory has an image embedder, and a client that listed the tools before is
+    sent notifications/tools/list_changed after its next call."""
+    path = tmp_path / "mem"
+    with Memory.create(path, TestEmbedder(64)) as memory:
+        memory.write_video(with_keyframes(kitchen_graph("kitchen"), path))
+    command, args = mcp_command(path)
+    raw = RawClient([command, *args])
+    try:
+        init = raw.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                       "clientInfo": {"name": "raw-test", "version": "0"}})["result"]
+        assert init["capabilities"]["tools"]["listChanged"] is True
+        raw.send("notifications/initialized", notify=True)
+        assert "search_frames" not in {t["name"] for t in raw.send("tools/list")["result"]["tools"]}
+        raw.send("tools/call", {"name": "list_videos", "arguments": {}})
+        assert raw.notifications == []  # nothing changed yet
+        with Memory.open(path, image_embedder=TestImageEmbedder()) as memory:  # a later build with one
+            memory.write_video(with_keyframes(kitchen_graph("garden"), path))
+        raw.send("tools/call", {"name": "list_videos", "arguments": {}})
+        assert raw.notifications == ["notifications/tools/list_changed"]
+        assert "search_frames" in {t["name"] for t in raw.send("tools/list")["result"]["tools"]}
+        raw.send("tools/call", {"name": "list_videos", "arguments": {}})
+        assert raw.notifications == ["notifications/tools/list_changed"]  # said once
+    finally:
+        assert raw.close() == 0

@@ -98,6 +98,28 @@ class Server(_Base):
         else:
             super().__init__(name=name, instructions=instructions, log_level=log_level)
             self._mcp_server.version = version
+        low = self._lowlevel_server if SDK_MAJOR == 2 else self._mcp_server
+        make_options = low.create_initialization_options
+
+        def with_tools_changed(notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
+            """Advertise ``tools.listChanged`` (sent by ``notify_tools_changed``) at handshake-era protocols."""
+            from mcp.server.lowlevel.server import NotificationOptions
+
+            return make_options(notification_options or NotificationOptions(tools_changed=True), *args, **kwargs)
+
+        low.create_initialization_options = with_tools_changed
+
+    async def notify_tools_changed(self, context: Any = None) -> None:
+        """Send ``notifications/tools/list_changed`` to the client of the request being handled (if it can get it)."""
+        try:
+            if SDK_MAJOR == 2:
+                session = context.session if context is not None else None
+            else:
+                session = self.get_context().session
+            if session is not None:
+                await session.send_tool_list_changed()
+        except Exception as exc:  # a transport without a way back (stateless HTTP): the next tools/list tells
+            log.info("could not send tools/list_changed: %s", exc)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if SDK_MAJOR == 2:

@@ -83,6 +83,7 @@ class MemtoolsServer(Server):
         super().__init__(**kwargs)
         self.memtools = tools
         self.tool_prefix = tool_prefix
+        self._listed_hidden: set[str] | None = None  # what the last tools/list left out
 
     def spec_of(self, name: str) -> Any:
         """The ``ToolSpec`` a (prefixed) tool name stands for, or ``None``."""
@@ -103,6 +104,7 @@ class MemtoolsServer(Server):
         the tools that cannot work on this memory."""
         listed = await super().list_tools()
         hidden = await anyio.to_thread.run_sync(self.unavailable)
+        self._listed_hidden = hidden
         out = []
         for t in listed:
             spec = self.spec_of(t.name)
@@ -123,7 +125,17 @@ class MemtoolsServer(Server):
             return CallToolResult(content=[TextContent(type="text", text=outcome.text)], isError=True,
                                   _meta={ERROR_KIND_META: "unavailable"})
         result: CallToolResult = await anyio.to_thread.run_sync(functools.partial(call, spec, self.memtools, arguments))
+        await self._tell_if_tools_changed(context)
         return result
+
+    async def _tell_if_tools_changed(self, context: Any) -> None:
+        """After a call: if a build made a tool available (or not) since the client listed them, say so once."""
+        if self._listed_hidden is None:
+            return
+        hidden = await anyio.to_thread.run_sync(self.unavailable)
+        if hidden != self._listed_hidden:
+            self._listed_hidden = hidden
+            await self.notify_tools_changed(context)
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         """A missing, unknown or ill-typed argument, or an unknown prompt, is an invalid-params error saying which."""
