@@ -31,6 +31,7 @@ import httpx
 import numpy as np
 from pydantic import BaseModel
 
+import memtools
 from memtools.embed.images import TestImageEmbedder
 from memtools.embed.testing import TestEmbedder
 from memtools.mcp.sdk import SDK_MAJOR
@@ -102,8 +103,11 @@ def shared_memory(tmp_path_factory) -> Path:
 
 
 def mcp_command(memory: Path, *extra: str) -> tuple[str, list[str]]:
-    """``python -m memtools.mcp --memory DIR ...`` as (command, args)."""
-    return sys.executable, ["-m", "memtools.mcp", "--memory", str(memory), *extra]
+    """``memtools-mcp --memory DIR ...`` as (command, args), run by this Python on the memtools this test imports
+    (the SDK's stdio client passes only a few environment variables, never ``PYTHONPATH``)."""
+    src = str(Path(memtools.__file__).resolve().parents[1])
+    entry = f"import sys; sys.path.insert(0, {src!r}); from memtools.mcp import main; sys.exit(main())"
+    return sys.executable, ["-c", entry, "--memory", str(memory), *extra]
 
 
 def console_script(name: str) -> str | None:
@@ -117,15 +121,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_server(memory: Path, timeout: float = 60.0, host: str = "127.0.0.1") -> Iterator[str]:
-    """``memtools serve --memory DIR --http --host H --port P`` in a subprocess; yields the MCP URL (on 127.0.0.1);
-    always stops it."""
+def http_server(memory: Path, timeout: float = 60.0, host: str = "127.0.0.1", extra: tuple[str, ...] = (),
+                env: dict[str, str] | None = None, headers: dict[str, str] | None = None) -> Iterator[str]:
+    """``memtools serve --memory DIR --http --host H --port P [extra]`` in a subprocess; yields the MCP URL (on
+    127.0.0.1); always stops it. ``headers`` go with the readiness probe (a token, when ``extra`` asks for one)."""
     port = free_port()
     script = console_script("memtools")
     cmd = [script] if script else [sys.executable, "-c", "import sys; from memtools.cli import main; sys.exit(main())"]
-    cmd += ["serve", "--memory", str(memory), "--http", "--host", host, "--port", str(port)]
+    cmd += ["serve", "--memory", str(memory), "--http", "--host", host, "--port", str(port), *extra]
     log = tempfile.TemporaryFile()  # not a pipe: a chatty server must never block on a full pipe
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env=dict(os.environ))
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + timeout
         while True:
@@ -133,7 +138,7 @@ def http_server(memory: Path, timeout: float = 60.0, host: str = "127.0.0.1") ->
                 log.seek(0)
                 raise RuntimeError(f"memtools serve exited with {proc.returncode}: {log.read().decode()[-2000:]}")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0, headers=headers).status_code == 200:
                     break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"memtools serve did not answer on port {port} within {timeout} s")

@@ -72,3 +72,26 @@ async def test_multi_server_client_over_streamable_http(memory_path):
         tools = {t.name: t for t in await client.get_tools()}
         summary = await tools["get_summary"].ainvoke(call("get_summary", {"video_id": "kitchen"}))
     assert "Cooking stir-fry" in text(summary) and summary.artifact["structured_content"]["video_id"] == "kitchen"
+
+
+async def test_frames_reach_openai_and_anthropic_payloads_as_data_not_urls(memory_path):
+    """Every image LangChain gets from inspect_frames is base64 data a provider accepts, never a memtools:// URL."""
+    command, args = mcp_command(memory_path)
+    client = adapters.MultiServerMCPClient({"memtools": {"command": command, "args": args, "transport": "stdio"}})
+    async with client.session("memtools") as session:
+        tools = {t.name: t for t in await load_mcp_tools(session)}
+        frames = await tools["inspect_frames"].ainvoke(call("inspect_frames", {
+            "video_id": "kitchen", "start_sec": 100, "end_sec": 200, "max_frames": 3}))
+    images = [b for b in frames.content if b["type"] == "image"]
+    # Anthropic's image source is base64 (or an https URL): the adapters' blocks must carry base64 only
+    assert len(images) == 3 and all(set(b) >= {"base64", "mime_type"} and "url" not in b for b in images)
+    assert all(b["type"] in ("text", "image") for b in frames.content)  # no file blocks with unusable URLs
+    assert "resource memtools://videos/kitchen/keyframes/kf_0005" in text(frames)  # the link, readable as text
+    base = pytest.importorskip("langchain_openai.chat_models.base")
+    chat = base._convert_message_to_dict(frames)  # the Chat Completions payload of the ToolMessage
+    urls = [b["image_url"]["url"] for b in chat["content"] if b["type"] == "image_url"]
+    assert len(urls) == 3 and all(u.startswith("data:image/jpeg;base64,") for u in urls)
+    assert base64.b64decode(urls[0].split(",", 1)[1]) == jpeg(5)
+    responses = base._construct_responses_api_input([frames])  # the Responses API payload
+    inputs = [b["image_url"] for item in responses for b in item["output"] if b["type"] == "input_image"]
+    assert len(inputs) == 3 and all(u.startswith("data:image/jpeg;base64,") for u in inputs)

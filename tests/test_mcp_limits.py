@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from mcp.types import ImageContent, ResourceLink, TextContent
+from mcp.types import ImageContent, TextContent
 
 from mcp_support import v2_names
 from memtools.mcp import adapter, limits
@@ -52,7 +52,7 @@ def test_a_single_long_string_is_clipped_not_dropped():
     assert notes == ["macro.summary: text clipped"]
 
 
-def test_frames_past_the_image_budget_become_links_only(monkeypatch):
+def test_frames_past_the_image_budget_become_uris_only(monkeypatch):
     monkeypatch.setattr(adapter, "IMAGE_BYTES_LIMIT", 2500)
     frames = Frames(video_id="v", start_sec=0, end_sec=90, frames=[
         FrameItem(t=float(t), macro_id="v/macro_0000", macro_label="Chopping", source="keyframe",
@@ -60,10 +60,10 @@ def test_frames_past_the_image_budget_become_links_only(monkeypatch):
     ], images=[b"\xff\xd8" + b"j" * 1000] * 3)
     result = v2_names(frames_result(frames))
     images = [b for b in result.content if isinstance(b, ImageContent)]
-    links = [b for b in result.content if isinstance(b, ResourceLink)]
     captions = [b.text for b in result.content[1:] if isinstance(b, TextContent)]
-    assert len(images) == 2 and len(links) == 3
-    assert "image left out" in captions[2] and str(links[2].uri) == "memtools://videos/v/keyframes/kf_0003"
+    assert len(images) == 2 and len(captions) == 3
+    assert "image left out" in captions[2] and "resource memtools://videos/v/keyframes/kf_0003 " in captions[2]
+    assert [b.type for b in result.content] == ["text", "text", "image", "text", "image", "text"]
     out = FramesOut.model_validate(result.structured_content)
     assert [f.image for f in out.frames] == [True, True, False]
     assert "memtools://videos/v/keyframes/kf_0003" in result.content[0].text

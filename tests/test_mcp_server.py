@@ -99,14 +99,14 @@ async def test_inspect_frames_returns_images_captions_and_links(connect):
         assert "0:02:00" in head and "kitchen/macro_0001" in head and "Heating oil" in head  # stands alone
         assert "memtools://videos/kitchen/keyframes/kf_0005" in head
         images = [b for b in result.content if isinstance(b, ImageContent)]
-        links = [b for b in result.content if isinstance(b, ResourceLink)]
-        assert len(images) == len(links) == 3
+        links = [b.text.rsplit("; resource ", 1)[1] for b in result.content[1:] if isinstance(b, TextContent)]
+        assert len(images) == len(links) == 3 and not [b for b in result.content if isinstance(b, ResourceLink)]
         assert [base64.b64decode(i.data) for i in images] == [jpeg(5), jpeg(6), jpeg(7)]
         assert all(i.mime_type == "image/jpeg" for i in images)
         frames = FramesOut.model_validate(result.structured_content)
         assert [f.t for f in frames.frames] == [120.0, 150.0, 180.0]
-        assert [f.uri for f in frames.frames] == [str(link.uri) for link in links]
-        blob = (await client.read_resource(str(links[0].uri))).contents[0]
+        assert [f.uri for f in frames.frames] == links
+        blob = (await client.read_resource(links[0])).contents[0]
         assert blob.mime_type == "image/jpeg" and base64.b64decode(blob.blob) == jpeg(5)
 
 
@@ -240,20 +240,42 @@ async def test_a_missing_memory_is_reported_not_crashed(tmp_path):
         assert [str(r.uri) for r in (await c.list_resources()).resources] == ["memtools://videos"]
 
 
-def test_serve_options_are_shared_by_the_cli_and_the_console_script(capsys):
+def test_serve_options_are_shared_by_the_cli_and_the_console_script(capsys, monkeypatch):
     from memtools.cli import parser
     from memtools.mcp import main
 
+    for name in ("MEMTOOLS_TRANSPORT", "MEMTOOLS_HOST", "MEMTOOLS_PORT"):
+        monkeypatch.delenv(name, raising=False)
     args = parser().parse_args(["serve", "--memory", "m", "--http", "--host", "0.0.0.0", "--port", "9000"])
-    assert (str(args.memory), args.http, args.host, args.port) == ("m", True, "0.0.0.0", 9000)
+    assert (str(args.memory), args.transport, args.host, args.port) == ("m", "http", "0.0.0.0", 9000)
     args = parser().parse_args(["serve", "-m", "m"])
-    assert (args.http, args.host, args.port) == (False, "127.0.0.1", 8765)
+    assert (args.transport, args.host, args.port, args.allowed_host) == ("stdio", "127.0.0.1", 8765, [])
+    args = parser().parse_args(["serve", "-m", "m", "--transport", "http", "--allowed-host", "a.lan",
+                                "--allowed-host", "b.lan", "--auth-token-env", "TOKEN"])
+    assert (args.transport, args.allowed_host, args.auth_token_env) == ("http", ["a.lan", "b.lan"], "TOKEN")
     with pytest.raises(SystemExit):
         parser().parse_args(["serve", "--memory", "m", "--port", "70000"])
     assert "port must be 1-65535" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parser().parse_args(["serve", "--memory", "m", "--transport", "sse"])
+    assert "invalid choice: 'sse'" in capsys.readouterr().err
+    monkeypatch.setenv("MEMTOOLS_TRANSPORT", "http")
+    monkeypatch.setenv("MEMTOOLS_HOST", "::1")
+    monkeypatch.setenv("MEMTOOLS_PORT", "9100")
+    args = parser().parse_args(["serve", "-m", "m"])
+    assert (args.transport, args.host, args.port) == ("http", "::1", 9100)
+    assert parser().parse_args(["serve", "-m", "m", "--transport", "stdio", "--port", "9200"]).port == 9200
+    monkeypatch.setenv("MEMTOOLS_PORT", "eighty")
+    with pytest.raises(SystemExit):
+        parser().parse_args(["serve", "-m", "m"])
+    assert "port must be a number" in capsys.readouterr().err
     with pytest.raises(SystemExit) as done:
         main(["--help"])
-    assert done.value.code == 0 and "--http" in capsys.readouterr().out
+    assert done.value.code == 0 and "--transport" in capsys.readouterr().out
+    for run in (main, parser().parse_args):
+        with pytest.raises(SystemExit) as done:
+            run(["--version"])
+        assert done.value.code == 0 and capsys.readouterr().out.split()[1][0].isdigit()
 
 
 async def test_frames_decoded_from_the_source_video_link_to_the_frame_at_their_time(tmp_path):

@@ -17,7 +17,20 @@ import pytest
 from mcp import StdioServerParameters
 from mcp.types import ImageContent, ResourceLink
 
-from mcp_support import VALID_CALLS, Client, console_script, http_server, jpeg, mcp_command, shared_memory
+from mcp_support import (
+    VALID_CALLS,
+    Client,
+    console_script,
+    http_server,
+    jpeg,
+    mcp_command,
+    shared_memory,
+    with_keyframes,
+)
+from memtools.embed.images import TestImageEmbedder
+from memtools.embed.testing import TestEmbedder
+from memtools.store import Memory
+from memtools.testing import kitchen_graph
 from memtools.tools import TOOL_SPECS
 
 pytestmark = pytest.mark.slow
@@ -42,7 +55,8 @@ async def exercise(client: Client) -> None:
     frames = await client.call_tool("inspect_frames", VALID_CALLS["inspect_frames"])
     images = [base64.b64decode(b.data) for b in frames.content if isinstance(b, ImageContent)]
     assert images == [jpeg(5), jpeg(6), jpeg(7)]
-    assert len([b for b in frames.content if isinstance(b, ResourceLink)]) == 3
+    assert not [b for b in frames.content if isinstance(b, ResourceLink)]  # URIs go as text (see adapter)
+    assert "; resource memtools://videos/kitchen/keyframes/kf_0005" in frames.content[1].text
     assert "kitchen/macro_0001" in frames.content[0].text
     bad = await client.call_tool("get_subgraph", {"macro_id": "x') RETURN 1 //"})
     assert bad.is_error and "does not exist" in bad.content[0].text
@@ -78,7 +92,7 @@ async def test_streamable_http(memory_path):
 
 def test_http_guards_against_dns_rebinding_on_loopback_only(memory_path):
     """On 127.0.0.1 a request naming another host is refused (a web page cannot rebind a name to the server);
-    served on 0.0.0.0 for other machines, their host names are accepted."""
+    served on 0.0.0.0 for other machines, the host names given with --allowed-host are accepted."""
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "http-test", "version": "0"}}}
 
@@ -90,8 +104,9 @@ def test_http_guards_against_dns_rebinding_on_loopback_only(memory_path):
         port = url.split(":")[2].split("/")[0]
         assert status(url, f"127.0.0.1:{port}") == 200 and status(url, f"localhost:{port}") == 200
         assert status(url, f"attacker.example:{port}") == 421
-    with http_server(memory_path, host="0.0.0.0") as url:
-        assert status(url, "video-box.lan:8765") == 200
+    lan = ("--insecure-no-auth", "--allowed-host", "video-box.lan")
+    with http_server(memory_path, host="0.0.0.0", extra=lan) as url:
+        assert status(url, "video-box.lan:8765") == 200 and status(url, "attacker.example:8765") == 421
 
 
 class RawClient:
@@ -104,6 +119,7 @@ class RawClient:
         threading.Thread(target=self._pump, daemon=True).start()
         self.next_id = 0
         self.stderr = ""
+        self.notifications: list[str] = []  # methods of the server's notifications, in order
 
     def _pump(self) -> None:
         for line in self.proc.stdout:
@@ -120,6 +136,8 @@ class RawClient:
             reply = json.loads(self.lines.get(timeout=60))  # anything on stdout must be JSON-RPC
             if reply.get("id") == self.next_id:
                 return reply
+            if "method" in reply and "id" not in reply:
+                self.notifications.append(reply["method"])
         return None
 
     def close(self) -> int:
@@ -148,7 +166,7 @@ def test_thin_entry_speaks_plain_json_rpc(memory_path):
         assert found["isError"] is False and found["structuredContent"]["hits"]
         frames = raw.send("tools/call", {"name": "inspect_frames", "arguments": VALID_CALLS["inspect_frames"]})
         kinds = [b["type"] for b in frames["result"]["content"]]
-        assert kinds[:4] == ["text", "text", "image", "resource_link"]
+        assert kinds[:5] == ["text", "text", "image", "text", "image"]
         assert frames["result"]["content"][2]["mimeType"] == "image/jpeg"
         bad = raw.send("tools/call", {"name": "search_by_time", "arguments": {"start_sec": "soon", "end_sec": 3}})
         assert bad["result"]["isError"] is True and "start_sec" in bad["result"]["content"][0]["text"]
@@ -167,3 +185,47 @@ def test_console_script_fails_fast_on_a_missing_memory(tmp_path):
     cmd = [script] if script else [sys.executable, "-m", "memtools.mcp"]
     done = subprocess.run([*cmd, "--memory", str(tmp_path / "none")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "no memtools memory" in done.stderr and done.stdout == ""
+
+
+def test_http_with_a_token_on_every_address(memory_path):
+    """The real server (uvicorn) on 0.0.0.0 with --auth-token-env: every route wants the token, GET /mcp ends."""
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "http-test", "version": "0"}}}
+    token = {"Authorization": "Bearer 0123456789abcdef"}
+    accept = {"Accept": "application/json, text/event-stream"}
+    with http_server(memory_path, host="0.0.0.0", extra=("--auth-token-env", "MEMTOOLS_E2E_TOKEN"),
+                     env={"MEMTOOLS_E2E_TOKEN": "0123456789abcdef"}, headers=token) as url:
+        base = url.removesuffix("/mcp")
+        refused = httpx.post(url, json=initialize, headers=accept, timeout=30)
+        assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")
+        assert httpx.post(url, json=initialize, headers={**accept, **token}, timeout=30).status_code == 200
+        assert httpx.get(f"{base}/", timeout=30).status_code == 401
+        assert httpx.get(f"{base}/", headers=token, timeout=30).status_code == 200
+        assert httpx.get(url, headers={**token, "Accept": "text/event-stream"}, timeout=30).status_code == 405
+
+
+def test_a_build_that_turns_visual_search_on_is_announced(tmp_path):
+    """search_frames is listed once the memory has an image embedder, and a client that listed the tools before is
+    sent notifications/tools/list_changed after its next call."""
+    path = tmp_path / "mem"
+    with Memory.create(path, TestEmbedder(64)) as memory:
+        memory.write_video(with_keyframes(kitchen_graph("kitchen"), path))
+    command, args = mcp_command(path)
+    raw = RawClient([command, *args])
+    try:
+        init = raw.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                       "clientInfo": {"name": "raw-test", "version": "0"}})["result"]
+        assert init["capabilities"]["tools"]["listChanged"] is True
+        raw.send("notifications/initialized", notify=True)
+        assert "search_frames" not in {t["name"] for t in raw.send("tools/list")["result"]["tools"]}
+        raw.send("tools/call", {"name": "list_videos", "arguments": {}})
+        assert raw.notifications == []  # nothing changed yet
+        with Memory.open(path, image_embedder=TestImageEmbedder()) as memory:  # a later build with one
+            memory.write_video(with_keyframes(kitchen_graph("garden"), path))
+        raw.send("tools/call", {"name": "list_videos", "arguments": {}})
+        assert raw.notifications == ["notifications/tools/list_changed"]
+        assert "search_frames" in {t["name"] for t in raw.send("tools/list")["result"]["tools"]}
+        raw.send("tools/call", {"name": "list_videos", "arguments": {}})
+        assert raw.notifications == ["notifications/tools/list_changed"]  # said once
+    finally:
+        assert raw.close() == 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 
 import pytest
-from mcp.types import ImageContent, ResourceLink, TextContent
+from mcp.types import ImageContent, TextContent
 
 from mcp_support import Client
 from memtools.embed import TestEmbedder, TestImageEmbedder
@@ -136,12 +136,12 @@ async def test_mcp_gives_images_captions_links_and_structured_hits(colour_memory
         head = result.content[0].text
         assert "kitchen/kf_0001 at 0:01:00" in head and "memtools://videos/kitchen/keyframes/kf_0001" in head
         images = [b for b in result.content if isinstance(b, ImageContent)]
-        links = [b for b in result.content if isinstance(b, ResourceLink)]
         captions = [b.text for b in result.content[1:] if isinstance(b, TextContent)]
+        links = [c.rsplit("; resource ", 1)[1] for c in captions]
         assert len(images) == len(links) == 2 and base64.b64decode(images[0].data) == colour_jpeg("red", square=True)
         assert captions[0].startswith("Frame 1/2 kitchen/kf_0001 at 0:01:00")
         hits = FrameMatchesOut.model_validate(result.structured_content)
-        assert hits.query == "red" and hits.frames[0].uri == str(links[0].uri) and hits.frames[0].score > 0.5
+        assert hits.query == "red" and hits.frames[0].uri == links[0] and hits.frames[0].score > 0.5
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert "frame_id" in tools["search_frames"].input_schema["properties"]
 

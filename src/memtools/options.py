@@ -12,6 +12,7 @@ from pathlib import Path
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
+TRANSPORT_ENV, HOST_ENV, PORT_ENV = "MEMTOOLS_TRANSPORT", "MEMTOOLS_HOST", "MEMTOOLS_PORT"
 
 MEMORY_ENV = "MEMTOOLS_MEMORY"
 """Environment variable naming the memory folder when ``--memory`` is not given."""
@@ -47,13 +48,50 @@ def _port(text: str) -> int:
     return value
 
 
-def add_serve_arguments(p: argparse.ArgumentParser) -> None:
-    """The options ``memtools serve`` and ``memtools-mcp`` share."""
-    add_memory_arg(p)
-    p.add_argument("--http", action="store_true",
-                   help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
-    p.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on with --http (default {DEFAULT_HOST})")
-    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port for --http (default {DEFAULT_PORT})")
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"give a whole number of at least 1, not {text!r}")
+    return int(text)
 
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name, "").strip() or default
+
+
+def add_serve_arguments(p: argparse.ArgumentParser) -> None:
+    """The options ``memtools serve`` and ``memtools-mcp`` share (``$MEMTOOLS_TRANSPORT``, ``$MEMTOOLS_HOST`` and
+    ``$MEMTOOLS_PORT`` give defaults for the first three)."""
+    add_memory_arg(p)
+    transport = _env(TRANSPORT_ENV, "stdio")
+    p.add_argument("--transport", choices=("stdio", "http"), default=transport if transport in ("stdio", "http")
+                   else "stdio", help=f"stdio (for client configs) or streamable HTTP at http://HOST:PORT/mcp with "
+                                      f"the browsable pages at / (default ${TRANSPORT_ENV} or stdio)")
+    p.add_argument("--http", dest="transport", action="store_const", const="http", help="same as --transport http")
+    p.add_argument("--host", default=_env(HOST_ENV, DEFAULT_HOST),
+                   help=f"address to listen on over HTTP (default ${HOST_ENV} or {DEFAULT_HOST}); beyond loopback "
+                        "it needs --auth-token-env, --auth-issuer or --insecure-no-auth")
+    p.add_argument("--port", type=_port, default=_env(PORT_ENV, str(DEFAULT_PORT)),
+                   help=f"port over HTTP (default ${PORT_ENV} or {DEFAULT_PORT})")
+    p.add_argument("--tool-prefix", default="", metavar="PREFIX",
+                   help="put PREFIX before every tool name (e.g. memtools_, so search_nodes cannot collide with "
+                        "another server's tool)")
+    g = p.add_argument_group("HTTP security")
+    g.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="also accept requests whose Host header names NAME (loopback names and the --host address "
+                        "are accepted; repeatable; '*' accepts any)")
+    g.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
+                   help="also accept browser requests from ORIGIN, e.g. https://app.example.com (loopback and "
+                        "same-origin pages are accepted; repeatable)")
+    g.add_argument("--auth-token-env", metavar="VAR",
+                   help="require 'Authorization: Bearer <token>' on every route, the token being the value of the "
+                        "environment variable VAR")
+    g.add_argument("--auth-issuer", metavar="URL",
+                   help="MCP authorization: accept OAuth access tokens of this issuer (checked at its token "
+                        "introspection endpoint); serves /.well-known/oauth-protected-resource")
+    g.add_argument("--auth-audience", metavar="AUD", help="with --auth-issuer: the audience tokens must name")
+    g.add_argument("--insecure-no-auth", action="store_true",
+                   help="allow listening beyond loopback without authentication (trusted networks only)")
+    g.add_argument("--max-connections", type=_count, default=64, metavar="N",
+                   help="requests served at once; more are answered 503 (default 64)")
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "MEMORY_ENV", "add_memory_arg", "add_serve_arguments", "resolve_memory"]

@@ -23,12 +23,22 @@ COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "m
             "migrate")
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("memtools")
+    except PackageNotFoundError:  # pragma: no cover - a bare checkout
+        return "0"
+
+
 def parser() -> argparse.ArgumentParser:
     root = Parser(  # reads --video-id -ErPSunMfcs as a value, suggests near flags (cli/arg_types.py)
         prog="memtools",
         description="Long-term graph memory of videos for LLM agents: build it, inspect it, serve it as tools.",
     )
     root.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    root.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     root.add_argument("--memory", "-m", type=folder, default=None, metavar="DIR",
                       help=f"memory folder, for any command (or after it); default ${MEMORY_ENV}")
     sub = root.add_subparsers(dest="command", metavar="COMMAND")

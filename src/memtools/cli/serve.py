@@ -12,7 +12,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "serve", help="serve the memory to MCP clients (Claude Desktop, Claude Code, ...)",
         description="Serve a memory as an MCP server: every memtools tool (read-only), resources and an answering "
-                    "prompt. stdio by default (for client configs); --http for streamable HTTP.",
+                    "prompt. stdio by default (for client configs); --transport http for streamable HTTP at /mcp "
+                    "with the browsable pages at /.",
     )
     add_serve_arguments(p)
     add_reranker_arg(p)
@@ -21,6 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from memtools.mcp import serve  # the MCP SDK loads only when serving
+    from memtools.mcp.run import http_options
 
-    serve(args.memory, http=args.http, host=args.host, port=args.port, verbose=args.verbose)
+    serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
+          options=http_options(args), tool_prefix=args.tool_prefix)
     return 0

@@ -7,9 +7,9 @@ MEMDREAMER answering strategy::
 
     from memtools.mcp import build_server
     build_server("my-memory").run()                        # stdio
-    build_server("my-memory").run_http("127.0.0.1", 8765)  # streamable HTTP at /mcp
+    build_server("my-memory").run_http("127.0.0.1", 8765)  # streamable HTTP at /mcp, pages at /, guarded
 
-From a shell: ``memtools serve --memory DIR [--http --host H --port P]`` or ``memtools-mcp``
+From a shell: ``memtools serve --memory DIR [--transport http --host H --port P]`` or ``memtools-mcp``
 with the same options. Many server processes may share one memory while another process
 writes to it: a call that meets the writer gets "memory is being updated, try again in a
 few seconds", and new data shows up without a restart.

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any, get_type_hints
 
-from mcp.types import CallToolResult, ContentBlock, ImageContent, ResourceLink, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ContentBlock, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
@@ -150,9 +150,13 @@ def tool_result(result: ToolResult) -> CallToolResult:
 
 
 def frames_result(frames: Frames) -> CallToolResult:
-    """Text that stands alone (times, macro events, resource URIs), then per frame a caption, the image and a link.
+    """Text that stands alone (times, macro events, resource URIs), then per frame a caption naming its resource
+    URI, then the image as embedded base64 JPEG.
 
-    Several clients drop image blocks, so nothing is said only by an image.
+    Several clients drop image blocks, so nothing is said only by an image. The URIs go as text, not
+    ``resource_link`` blocks: langchain-mcp-adapters turns an image ``resource_link`` into an image
+    *URL* block (``memtools://...``) that no model provider can fetch, and any other link into a
+    file block with that URL; text and base64 images survive every client.
     """
     out_model, item_model = FRAME_OUTPUTS[type(frames)]
     n = len(frames.frames)
@@ -166,14 +170,12 @@ def frames_result(frames: Frames) -> CallToolResult:
         items.append(item_model(**item.model_dump(), uri=uri, image=fits))
         where = f" in {item.macro_id} ({clip(item.macro_label, 70)})" if item.macro_id else ""
         name = f" {item.keyframe_id}" if isinstance(item, FrameMatch) else ""
-        caption = f"Frame {i}/{n}{name} at {hms(item.t)} ({item.t:.1f} s){where}"
+        caption = f"Frame {i}/{n}{name} at {hms(item.t)} ({item.t:.1f} s){where}; resource {uri}"
         if not fits:
-            caption += " — image left out to keep this result small; read its resource"
+            caption += " (image left out to keep this result small; read that resource)"
         blocks.append(TextContent(type="text", text=caption))
         if fits:
             blocks.append(ImageContent(type="image", data=base64.b64encode(jpeg).decode(), mimeType="image/jpeg"))
-        blocks.append(ResourceLink(type="resource_link", uri=uri, name=f"{frames.video_id} frame at {hms(item.t)}",
-                                   description=caption, mimeType="image/jpeg", size=len(jpeg)))
     out = out_model(**frames.model_dump(exclude={"frames"}), frames=items)
     data, note = _structured(out)
     text = out.render()

@@ -13,8 +13,8 @@ import sys
 from typing import Literal
 
 from memtools.errors import MemtoolsError
-from memtools.mcp.sdk import LOOPBACK
-from memtools.mcp.server import build_server
+from memtools.mcp.http import HttpOptions, authenticator, check_exposure, run_http
+from memtools.mcp.server import _version, build_server
 from memtools.options import add_serve_arguments, resolve_memory
 from memtools.store import Memory
 
@@ -23,15 +23,23 @@ log = logging.getLogger(__name__)
 
 
 def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
-          verbose: bool = False) -> None:
+          verbose: bool = False, options: HttpOptions | None = None, tool_prefix: str = "") -> None:
     """Serve the memory folder over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
-    Raises ``MemoryNotFound`` / ``IncompatibleMemory`` before any client connects. Returns when
+    ``options`` guard HTTP (allowed hosts and origins, authentication, connection cap; see
+    ``memtools.mcp.http``). Raises ``MemoryNotFound`` / ``IncompatibleMemory`` / ``ConfigError``
+    before any client connects. Returns when
     the client closes stdin (stdio) or on Ctrl-C (HTTP).
     """
+    if http:  # a refused exposure or a missing token fails before anything else
+        check_exposure(host, authenticator(options or HttpOptions()), options or HttpOptions())
     opened = Memory.open(memory)  # reads the manifest only; the graph is opened per call
     level: Literal["INFO", "WARNING"] = "INFO" if verbose else "WARNING"
-    server = build_server(opened, log_level=level)
+    try:
+        server = build_server(opened, log_level=level, tool_prefix=tool_prefix)
+    except MemtoolsError:
+        opened.close()
+        raise
     from memtools.mcp.warmup import warm_up
 
     warming = warm_up(opened)  # the first search then answers in well under a second after `initialize`
@@ -39,24 +47,33 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         if not http:
             server.run()
             return
-        if host not in LOOPBACK:
-            log.warning("serving on %s without authentication: anyone who can reach this port can read the memory",
-                        host)
-        print(f"memtools MCP server for {opened.path} on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-        server.run_http(host, port)
+        shown = f"[{host}]" if ":" in host else host
+        print(f"memtools MCP server for {opened.path}: MCP at http://{shown}:{port}/mcp, "
+              f"browsable pages at http://{shown}:{port}/", file=sys.stderr, flush=True)
+        run_http(server, host, port, options)
     finally:
         if warming is not None:
             warming.join()  # it uses the memory: let it end before the memory closes
         opened.close()
 
 
+def http_options(args: argparse.Namespace) -> HttpOptions:
+    """The ``HttpOptions`` of parsed ``add_serve_arguments`` options."""
+    return HttpOptions(allowed_hosts=tuple(args.allowed_host), allowed_origins=tuple(args.allowed_origin),
+                       auth_token_env=args.auth_token_env, auth_issuer=args.auth_issuer,
+                       auth_audience=args.auth_audience, insecure_no_auth=args.insecure_no_auth,
+                       max_connections=args.max_connections)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``memtools-mcp --memory DIR [--http --host H --port P] [-v]``: the same options as ``memtools serve``."""
+    """``memtools-mcp --memory DIR [--transport http --host H --port P ...] [-v]``: ``memtools serve``'s options."""
     parser = argparse.ArgumentParser(
         prog="memtools-mcp",
-        description="Serve a memtools memory as an MCP server (stdio by default, streamable HTTP with --http).",
+        description="Serve a memtools memory as an MCP server (stdio by default, streamable HTTP with "
+                    "--transport http).",
     )
     add_serve_arguments(parser)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log requests and details to stderr")
     args = parser.parse_args(argv)
     problem = resolve_memory(args)
@@ -65,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        serve(args.memory, http=args.http, host=args.host, port=args.port, verbose=args.verbose)
+        serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
+              options=http_options(args), tool_prefix=args.tool_prefix)
     except MemtoolsError as exc:
         print(f"memtools-mcp: error: {exc}", file=sys.stderr)
         return 1

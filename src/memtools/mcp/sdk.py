@@ -13,8 +13,8 @@ What differs, and how it is bridged:
   ``call_tool`` and ``read_resource`` take the request ``Context`` only on 2.x;
 - 1.x has no server ``title``/``version`` options (the version is set on its low-level server;
   the title exists only in 2.x's ``serverInfo``);
-- HTTP options go to ``run()`` on 2.x and into ``settings`` on 1.x (1.x would also keep its
-  constructor's localhost-only DNS-rebinding guard for any ``--host``);
+- HTTP options go to ``streamable_http_app()`` on 2.x and into ``settings`` on 1.x; the SDK's own
+  DNS-rebinding guard is off on both, as ``memtools.mcp.guard`` guards every route (not just ``/mcp``);
 - resource errors: 2.x answers a missing resource with invalid-params and a failing one with
   internal-error, decodes template values and refuses path traversal; 1.x wraps every failure
   in a ``ValueError`` (error code 0), so ``read_resource`` does the same mapping itself there;
@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import importlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote
 
 from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
 
 log = logging.getLogger(__name__)
-
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def _load() -> tuple[int, Any, Any]:
@@ -99,6 +98,28 @@ class Server(_Base):
         else:
             super().__init__(name=name, instructions=instructions, log_level=log_level)
             self._mcp_server.version = version
+        low = self._lowlevel_server if SDK_MAJOR == 2 else self._mcp_server
+        make_options = low.create_initialization_options
+
+        def with_tools_changed(notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
+            """Advertise ``tools.listChanged`` (sent by ``notify_tools_changed``) at handshake-era protocols."""
+            from mcp.server.lowlevel.server import NotificationOptions
+
+            return make_options(notification_options or NotificationOptions(tools_changed=True), *args, **kwargs)
+
+        low.create_initialization_options = with_tools_changed
+
+    async def notify_tools_changed(self, context: Any = None) -> None:
+        """Send ``notifications/tools/list_changed`` to the client of the request being handled (if it can get it)."""
+        try:
+            if SDK_MAJOR == 2:
+                session = context.session if context is not None else None
+            else:
+                session = self.get_context().session
+            if session is not None:
+                await session.send_tool_list_changed()
+        except Exception as exc:  # a transport without a way back (stateless HTTP): the next tools/list tells
+            log.info("could not send tools/list_changed: %s", exc)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if SDK_MAJOR == 2:
@@ -123,17 +144,30 @@ class Server(_Base):
         except Exception as exc:
             raise _resource_error(exc, text) from exc
 
-    def run_http(self, host: str, port: int) -> None:
-        """Streamable HTTP at ``http://host:port/mcp``, stateless, JSON responses; DNS-rebinding guard on loopback."""
+    def on_set_level(self, func: Callable[[str], Awaitable[None]]) -> None:
+        """Answer ``logging/setLevel`` with ``func(level)`` (which also advertises the ``logging`` capability)."""
         if SDK_MAJOR == 2:
-            self.run("streamable-http", host=host, port=port, stateless_http=True, json_response=True)
-            return
-        settings = self.settings
-        settings.host, settings.port, settings.stateless_http, settings.json_response = host, port, True, True
-        if host not in LOOPBACK:  # as 2.x: the guard only where the default host list is right
-            settings.transport_security = None
-        self.run("streamable-http")
+            from mcp.types import EmptyResult, SetLevelRequestParams
 
+            async def handler(ctx: Any, params: Any) -> Any:  # noqa: ARG001 - the SDK passes the request context
+                await func(params.level)
+                return EmptyResult()
+
+            self._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, handler)
+        else:
+            self._mcp_server.set_logging_level()(func)
+
+    def http_app(self) -> Any:
+        """The Starlette app of streamable HTTP at ``/mcp`` (stateless, JSON responses) and the custom routes,
+        without the SDK's own DNS-rebinding guard: ``memtools.mcp.guard`` guards every route instead."""
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        unguarded = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        if SDK_MAJOR == 2:
+            return self.streamable_http_app(stateless_http=True, json_response=True, transport_security=unguarded)
+        settings = self.settings
+        settings.stateless_http, settings.json_response, settings.transport_security = True, True, unguarded
+        return self.streamable_http_app()
 
 def _resource_error(exc: BaseException, uri: str) -> Exception:
     """1.x: the error 2.x would send for a failed read (1.x chains ours inside ``ValueError``s)."""

@@ -5,25 +5,34 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 import threading
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio.to_thread
-from mcp.types import CallToolResult, Resource
+from mcp.types import CallToolResult, Resource, TextContent
 from mcp.types import Tool as MCPTool
 
+from memtools.errors import ConfigError
 from memtools.mcp import uris
-from memtools.mcp.adapter import ANNOTATIONS, META, call, input_schema, tool_function
+from memtools.mcp.adapter import ANNOTATIONS, ERROR_KIND_META, META, call, input_schema, tool_function
+from memtools.mcp.completions import register_completions
 from memtools.mcp.prompts import INSTRUCTIONS, prompt_problem, register_prompts
 from memtools.mcp.resources import register_resources
 from memtools.mcp.sdk import Server, invalid_params
 from memtools.store import Memory
-from memtools.tools import TOOL_SPECS, MemoryTools
+from memtools.tools import TOOL_SPECS, MemoryTools, ToolOutcome
+from memtools.tools import messages as msg
 
 log = logging.getLogger(__name__)
 
+TOOL_PREFIX = re.compile(r"[A-Za-z0-9_-]{1,32}")
+LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
+          "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL,
+          "emergency": logging.CRITICAL}
+"""MCP's (syslog) levels as ``logging`` levels, for ``logging/setLevel``."""
 LISTED_SUMMARIES = 100
 """Videos whose summary is listed as a concrete resource (all are reachable through the template)."""
 
@@ -70,24 +79,63 @@ class MemtoolsServer(Server):
     ``ToolSpec.invoke`` against a closed input schema, never coerced by the SDK), and that also lists each
     video's summary as a concrete resource (clients show those in menus)."""
 
-    def __init__(self, tools: LazyTools, **kwargs) -> None:
+    def __init__(self, tools: LazyTools, tool_prefix: str = "", **kwargs) -> None:
         super().__init__(**kwargs)
         self.memtools = tools
+        self.tool_prefix = tool_prefix
+        self._listed_hidden: set[str] | None = None  # what the last tools/list left out
+
+    def spec_of(self, name: str) -> Any:
+        """The ``ToolSpec`` a (prefixed) tool name stands for, or ``None``."""
+        return TOOL_SPECS.get(name[len(self.tool_prefix):]) if name.startswith(self.tool_prefix) else None
+
+    def unavailable(self) -> set[str]:
+        """The memtools tools that cannot work on this memory now (search_frames without an image embedder).
+        A memory that cannot be read hides nothing: its tools then say why they fail."""
+        try:
+            memory = self.memtools().memory
+            memory.refresh()
+            return set() if memory.manifest.image_embedder is not None else {"search_frames"}
+        except Exception:
+            return set()
 
     async def list_tools(self) -> list[MCPTool]:
-        """The SDK's listing, with each memtools tool's strict input schema (``additionalProperties: false``)."""
+        """The SDK's listing, with each memtools tool's strict input schema (``additionalProperties: false``), less
+        the tools that cannot work on this memory."""
         listed = await super().list_tools()
-        return [MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
-                                        "inputSchema": input_schema(TOOL_SPECS[t.name])})
-                if t.name in TOOL_SPECS else t for t in listed]
+        hidden = await anyio.to_thread.run_sync(self.unavailable)
+        self._listed_hidden = hidden
+        out = []
+        for t in listed:
+            spec = self.spec_of(t.name)
+            if spec is None:
+                out.append(t)
+            elif spec.name not in hidden:
+                out.append(MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
+                                                   "inputSchema": input_schema(spec)}))
+        return out
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """memtools tools get the client's raw arguments (checked strictly by ``ToolSpec.invoke``, not coerced)."""
-        spec = TOOL_SPECS.get(name)
+        spec = self.spec_of(name)
         if spec is None:
             return await super().call_tool(name, arguments, context)
+        if spec.name in await anyio.to_thread.run_sync(self.unavailable):  # a client that listed it earlier
+            outcome = ToolOutcome.failure(spec.name, "unavailable", msg.NO_FRAME_VECTORS)
+            return CallToolResult(content=[TextContent(type="text", text=outcome.text)], isError=True,
+                                  _meta={ERROR_KIND_META: "unavailable"})
         result: CallToolResult = await anyio.to_thread.run_sync(functools.partial(call, spec, self.memtools, arguments))
+        await self._tell_if_tools_changed(context)
         return result
+
+    async def _tell_if_tools_changed(self, context: Any) -> None:
+        """After a call: if a build made a tool available (or not) since the client listed them, say so once."""
+        if self._listed_hidden is None:
+            return
+        hidden = await anyio.to_thread.run_sync(self.unavailable)
+        if hidden != self._listed_hidden:
+            self._listed_hidden = hidden
+            await self.notify_tools_changed(context)
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
         """A missing, unknown or ill-typed argument, or an unknown prompt, is an invalid-params error saying which."""
@@ -96,6 +144,12 @@ class MemtoolsServer(Server):
             log.info("prompts/get refused: %s", problem)  # the client's mistake: no traceback, nothing at ERROR
             raise invalid_params(problem)
         return await super().get_prompt(name, arguments, context)
+
+    def run_http(self, host: str = "127.0.0.1", port: int = 8765, options: Any = None) -> None:
+        """Streamable HTTP at ``http://host:port/mcp`` with the pages at ``/``, guarded (``memtools.mcp.http``)."""
+        from memtools.mcp.http import run_http
+
+        run_http(self, host, port, options)
 
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()
@@ -116,22 +170,39 @@ def build_server(
     *,
     name: str = "memtools",
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
+    tool_prefix: str = "",
 ) -> MemtoolsServer:
-    """The MCP server over ``memory``: every tool of ``TOOL_SPECS`` (read-only), resources, the ORA prompt.
+    """The MCP server over ``memory``: every tool of ``TOOL_SPECS`` (read-only), resources, the ORA prompt,
+    completions of their arguments.
 
     ``memory`` is an open ``Memory`` (or ``MemoryTools``) or the path of a memory folder,
-    opened on the first call. Run it with ``server.run()`` (stdio) or
-    ``server.run_http(host, port)`` (streamable HTTP); ``memtools.mcp.serve`` does both.
+    opened on the first call. ``tool_prefix`` (e.g. ``"memtools_"``) goes before every tool
+    name, so ``search_nodes`` does not collide with another server's. Run it with
+    ``server.run()`` (stdio) or ``server.run_http(host, port)`` (streamable HTTP);
+    ``memtools.mcp.serve`` does both.
     """
+    if tool_prefix and not TOOL_PREFIX.fullmatch(tool_prefix):
+        raise ConfigError(f"--tool-prefix {tool_prefix!r}: use letters, digits, '_' or '-' (at most 32), "
+                          "e.g. memtools_")
     tools = LazyTools(memory)
-    server = MemtoolsServer(tools, name=name, title="memtools video memory", instructions=INSTRUCTIONS,
+    instructions = INSTRUCTIONS + (f"\n\nOn this server every tool name starts with {tool_prefix!r}: call "
+                                   f"{tool_prefix}search_nodes for search_nodes, and so on." if tool_prefix else "")
+    server = MemtoolsServer(tools, tool_prefix, name=name, title="memtools video memory", instructions=instructions,
                             version=_version(), log_level=log_level)
     for spec in TOOL_SPECS.values():
-        server.add_tool(tool_function(spec, tools), name=spec.name, title=spec.name.replace("_", " ").capitalize(),
+        server.add_tool(tool_function(spec, tools), name=tool_prefix + spec.name,
+                        title=spec.name.replace("_", " ").capitalize(),
                         description=spec.description, annotations=ANNOTATIONS, meta=dict(META),
                         structured_output=True)
     register_resources(server, tools)
     register_prompts(server)
+    register_completions(server, tools)
+
+    async def set_level(level: str) -> None:
+        logging.getLogger("memtools").setLevel(LEVELS.get(level, logging.WARNING))
+        log.info("log level set to %s by the client", level)
+
+    server.on_set_level(set_level)
     from memtools.show.web import register_show_routes  # the memory as browsable pages at / (read-only)
     register_show_routes(server, tools)
 

@@ -1,0 +1,151 @@
+"""Who may use the HTTP server: a static bearer token, or tokens from an OAuth issuer (MCP authorization).
+
+Both are checked by ``memtools.mcp.guard.Guard`` on every route.
+
+- ``StaticToken``: ``--auth-token-env VAR`` names an environment variable holding one secret
+  token; a request must carry ``Authorization: Bearer <it>`` (compared with
+  ``hmac.compare_digest``). A refusal says ``WWW-Authenticate: Bearer realm="memtools"``.
+- ``IntrospectionVerifier``: ``--auth-issuer URL [--auth-audience AUD]``. The server is an
+  OAuth 2.1 protected resource (RFC 9728): it serves its metadata at
+  ``/.well-known/oauth-protected-resource`` (naming the issuer as its authorization server)
+  and checks each token at the issuer's token introspection endpoint (RFC 7662), found in the
+  issuer's metadata (RFC 8414 ``/.well-known/oauth-authorization-server``, else OpenID
+  ``/.well-known/openid-configuration``). A token must be ``active``, unexpired, from that
+  issuer (when the answer names one) and, with ``--auth-audience``, for that audience. If the
+  issuer wants this server to authenticate itself, set ``MEMTOOLS_AUTH_CLIENT_ID`` and
+  ``MEMTOOLS_AUTH_CLIENT_SECRET``. Answers are cached for at most a minute. A refusal says
+  ``WWW-Authenticate: Bearer resource_metadata="<url>/.well-known/oauth-protected-resource"``.
+  It implements the SDK's ``TokenVerifier`` protocol (``verify_token -> AccessToken | None``).
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import os
+import threading
+import time
+from typing import Any
+
+import httpx
+from mcp.server.auth.provider import AccessToken
+
+from memtools.errors import ConfigError
+from memtools.mcp.guard import MCP_PATH, METADATA_PATH
+
+log = logging.getLogger(__name__)
+
+CLIENT_ID_ENV = "MEMTOOLS_AUTH_CLIENT_ID"
+CLIENT_SECRET_ENV = "MEMTOOLS_AUTH_CLIENT_SECRET"
+CACHE_SECONDS = 60.0
+TIMEOUT = 10.0
+
+
+class StaticToken:
+    """One shared secret, read from an environment variable at startup."""
+
+    def __init__(self, env: str) -> None:
+        token = os.environ.get(env, "").strip()
+        if not token:
+            raise ConfigError(f"--auth-token-env {env}: the environment variable {env} is not set or empty; "
+                              f"set it to a long random secret (e.g. `export {env}=$(openssl rand -hex 32)`)")
+        self._token = token.encode()
+
+    async def check(self, token: str) -> bool:
+        return hmac.compare_digest(token.encode(), self._token)
+
+    def challenge(self, base_url: str, error: str | None) -> str:  # noqa: ARG002 - same API as the verifier
+        return 'Bearer realm="memtools"' + (f', error="{error}"' if error else "")
+
+
+class IntrospectionVerifier:
+    """Tokens of one issuer, checked at its introspection endpoint (see the module docstring)."""
+
+    def __init__(self, issuer: str, audience: str | None = None, *,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        if not issuer.startswith(("http://", "https://")):
+            raise ConfigError(f"--auth-issuer {issuer!r}: give the issuer's URL, e.g. https://auth.example.com")
+        self.issuer = issuer.rstrip("/")
+        self.audience = audience
+        self._client = httpx.Client(timeout=TIMEOUT, transport=transport)
+        self._endpoint: str | None = None
+        self._cache: dict[str, tuple[float, AccessToken | None]] = {}
+        self._lock = threading.Lock()
+
+    def metadata(self, base_url: str) -> dict[str, Any]:
+        """The RFC 9728 protected-resource metadata of this server, seen at ``base_url``."""
+        return {"resource": base_url.rstrip("/") + MCP_PATH, "authorization_servers": [self.issuer],
+                "bearer_methods_supported": ["header"], "resource_name": "memtools video memory"}
+
+    def challenge(self, base_url: str, error: str | None) -> str:
+        return (f'Bearer resource_metadata="{base_url.rstrip("/")}{METADATA_PATH}"'
+                + (f', error="{error}"' if error else ""))
+
+    async def check(self, token: str) -> bool:
+        return await self.verify_token(token) is not None
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(self._verify, token)
+
+    def _introspection_endpoint(self) -> str:
+        if self._endpoint is None:
+            for well_known in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+                try:
+                    answer = self._client.get(self.issuer + well_known)
+                    endpoint = answer.json().get("introspection_endpoint") if answer.status_code == 200 else None
+                except (httpx.HTTPError, ValueError):
+                    endpoint = None
+                if endpoint:
+                    self._endpoint = str(endpoint)
+                    break
+            else:
+                raise ConfigError(f"the issuer {self.issuer} publishes no introspection_endpoint in its metadata")
+        return self._endpoint
+
+    def _verify(self, token: str) -> AccessToken | None:
+        now = time.time()
+        with self._lock:
+            cached = self._cache.get(token)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        client_id, secret = os.environ.get(CLIENT_ID_ENV), os.environ.get(CLIENT_SECRET_ENV)
+        credentials: Any = httpx.BasicAuth(client_id, secret) if client_id and secret else None
+        try:
+            answer = self._client.post(self._introspection_endpoint(), data={"token": token}, auth=credentials)
+            claims = answer.json() if answer.status_code == 200 else {}
+        except (httpx.HTTPError, ValueError, ConfigError) as exc:
+            log.warning("token introspection at %s failed: %s", self.issuer, exc)
+            return None  # not cached: the next request asks again
+        access = self._accept(token, claims if isinstance(claims, dict) else {}, now)
+        until = now + CACHE_SECONDS
+        if access is not None and access.expires_at:
+            until = min(until, float(access.expires_at))
+        with self._lock:
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[token] = (until, access)
+        return access
+
+    def _accept(self, token: str, claims: dict[str, Any], now: float) -> AccessToken | None:
+        if claims.get("active") is not True:
+            return None
+        exp = claims.get("exp")
+        if isinstance(exp, (int, float)) and exp <= now:
+            return None
+        iss = claims.get("iss")
+        if iss is not None and str(iss).rstrip("/") != self.issuer:
+            log.info("refused a token of issuer %r", iss)
+            return None
+        if self.audience is not None:
+            aud = claims.get("aud")
+            audiences = aud if isinstance(aud, list) else [aud]
+            if self.audience not in audiences:
+                log.info("refused a token for audience %r (expected %r)", aud, self.audience)
+                return None
+        scope = claims.get("scope")
+        return AccessToken(token=token, client_id=str(claims.get("client_id") or ""),
+                           scopes=scope.split() if isinstance(scope, str) else [],
+                           expires_at=int(exp) if isinstance(exp, (int, float)) else None,
+                           subject=claims.get("sub") if isinstance(claims.get("sub"), str) else None)

@@ -1,0 +1,143 @@
+"""The HTTP server's one gate: every route (``/mcp``, the show pages and frames, ``/health``) passes it.
+
+``Guard`` is a plain ASGI middleware wrapped around the whole app (SDK transport and custom
+routes alike), so no route can bypass it. In order, a request is:
+
+1. refused with 421 when its ``Host`` is not one of the allowed names (loopback names by
+   default, ``--allowed-host`` to widen), and with 403 when it carries an ``Origin`` that is
+   neither the request's own host nor an allowed origin: DNS rebinding cannot read anything;
+2. refused with 401 and a ``WWW-Authenticate: Bearer ...`` header when authentication is on
+   and its bearer token is missing or not valid (``memtools.mcp.auth``); the protected-resource
+   metadata at ``/.well-known/oauth-protected-resource`` is the only public route then;
+3. answered 405 when it is a ``GET`` on the stateless MCP endpoint (which has no event stream to
+   offer, so no stream stays open);
+4. answered 503 (``Retry-After: 1``) when ``max_connections`` requests are already in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+ASGIApp = Callable[[Scope, Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]], Awaitable[None]]
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
+MCP_PATH = "/mcp"
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+DEFAULT_MAX_CONNECTIONS = 64
+
+
+def host_name(value: str) -> str:
+    """The name of a ``Host`` header or URL netloc without its port, lower-cased (``[::1]:80`` -> ``::1``)."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What the guard lets in: host names, extra origins, the authenticator and the connection cap."""
+
+    allowed_hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)
+    allowed_origins: frozenset[str] = frozenset()
+    authenticator: Any = None
+    """``None`` (no authentication) or an object with ``async check(token) -> bool`` and
+    ``challenge(base_url, error) -> str`` (``memtools.mcp.auth``)."""
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    public_paths: frozenset[str] = field(default_factory=frozenset)
+    """Paths served without authentication (the protected-resource metadata)."""
+
+    @classmethod
+    def make(cls, bind_host: str, hosts: Iterable[str] = (), origins: Iterable[str] = (), **kwargs: Any) -> Gate:
+        """Loopback names, the bound address itself (unless it is a wildcard) and ``hosts``."""
+        names = set(LOOPBACK_NAMES) | {host_name(h) for h in hosts if h.strip()}
+        if bind_host not in ("0.0.0.0", "::", ""):
+            names.add(host_name(bind_host) if not bind_host.count(":") > 1 else bind_host.lower())
+        return cls(allowed_hosts=frozenset(names),
+                   allowed_origins=frozenset(o.strip().rstrip("/").lower() for o in origins if o.strip()), **kwargs)
+
+    def host_allowed(self, host: str) -> bool:
+        return "*" in self.allowed_hosts or host_name(host) in self.allowed_hosts
+
+    def origin_allowed(self, origin: str, host: str) -> bool:
+        origin = origin.strip().rstrip("/").lower()
+        if "*" in self.allowed_origins or origin in self.allowed_origins:
+            return True
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https"):
+            return False
+        return parts.netloc == host.strip().lower() or (parts.hostname or "") in LOOPBACK_NAMES
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+
+
+async def _answer(send: Callable[[Any], Awaitable[None]], status: int, message: str,
+                  headers: dict[str, str] | None = None) -> None:
+    body = json.dumps({"error": message}).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+def bearer_token(headers: dict[str, str]) -> str | None:
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+class Guard:
+    """ASGI middleware applying a ``Gate`` to every HTTP request of ``app`` (see the module docstring)."""
+
+    def __init__(self, app: ASGIApp, gate: Gate) -> None:
+        self.app = app
+        self.gate = gate
+        self.in_flight = 0
+
+    async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Any]],
+                       send: Callable[[Any], Awaitable[None]]) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)  # lifespan
+            return
+        headers = _headers(scope)
+        host = headers.get("host", "")
+        if not self.gate.host_allowed(host):
+            log.warning("refused a request for host %r (allow it with --allowed-host)", host)
+            await _answer(send, 421, f"host {host!r} is not served here (see --allowed-host)")
+            return
+        origin = headers.get("origin")
+        if origin is not None and not self.gate.origin_allowed(origin, host):
+            log.warning("refused a request from origin %r (allow it with --allowed-origin)", origin)
+            await _answer(send, 403, f"origin {origin!r} is not allowed (see --allowed-origin)")
+            return
+        path = scope.get("path", "")
+        auth = self.gate.authenticator
+        if auth is not None and path not in self.gate.public_paths:
+            token = bearer_token(headers)
+            if token is None or not await auth.check(token):
+                base = f"{scope.get('scheme', 'http')}://{host}"
+                error = "invalid_token" if token is not None else None
+                await _answer(send, 401, "a valid bearer token is required" if token is None
+                              else "the bearer token is not valid", {"WWW-Authenticate": auth.challenge(base, error)})
+                return
+        if scope.get("method") == "GET" and path.rstrip("/") == MCP_PATH:
+            await _answer(send, 405, "this stateless endpoint has no event stream: POST JSON-RPC requests to it",
+                          {"Allow": "POST"})
+            return
+        if self.in_flight >= self.gate.max_connections:
+            await _answer(send, 503, "the server is busy; try again in a second", {"Retry-After": "1"})
+            return
+        self.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1

@@ -1,0 +1,84 @@
+"""Serving over HTTP: the SDK's streamable-HTTP app plus the show pages, behind one ``Guard``, run by uvicorn."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from memtools.errors import ConfigError
+from memtools.mcp.guard import DEFAULT_MAX_CONNECTIONS, LOOPBACK_NAMES, METADATA_PATH, Gate, Guard
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """How ``memtools serve --transport http`` guards the server (the ``--allowed-*`` / ``--auth-*`` options)."""
+
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    auth_token_env: str | None = None
+    auth_issuer: str | None = None
+    auth_audience: str | None = None
+    insecure_no_auth: bool = False
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+
+
+def authenticator(options: HttpOptions) -> Any:
+    """The ``StaticToken`` or ``IntrospectionVerifier`` the options ask for, or ``None``."""
+    from memtools.mcp.auth import IntrospectionVerifier, StaticToken
+
+    if options.auth_token_env and options.auth_issuer:
+        raise ConfigError("give either --auth-token-env or --auth-issuer, not both")
+    if options.auth_audience and not options.auth_issuer:
+        raise ConfigError("--auth-audience needs --auth-issuer")
+    if options.auth_token_env:
+        return StaticToken(options.auth_token_env)
+    if options.auth_issuer:
+        return IntrospectionVerifier(options.auth_issuer, options.auth_audience)
+    return None
+
+
+def check_exposure(host: str, auth: Any, options: HttpOptions) -> None:
+    """Refuse to listen beyond loopback without authentication unless ``--insecure-no-auth`` says so."""
+    if host in LOOPBACK_NAMES or auth is not None:
+        return
+    if not options.insecure_no_auth:
+        raise ConfigError(f"refusing to serve on {host} without authentication: anyone who can reach the port could "
+                          "read the memory. Use --auth-token-env VAR or --auth-issuer URL, or --insecure-no-auth "
+                          "if the network is trusted")
+    log.warning("serving on %s without authentication (--insecure-no-auth): anyone who can reach this port can "
+                "read the memory", host)
+
+
+def http_app(server: Any, host: str = "127.0.0.1", options: HttpOptions | None = None, auth: Any = None) -> Guard:
+    """The whole HTTP app of ``server`` (a ``MemtoolsServer``): ``/mcp``, the pages, ``/health`` and, with an
+    issuer, the protected-resource metadata, all behind one ``Guard``."""
+    options = options or HttpOptions()
+    public: frozenset[str] = frozenset()
+    if auth is not None and hasattr(auth, "metadata"):
+        from starlette.responses import JSONResponse
+
+        async def resource_metadata(request):
+            return JSONResponse(auth.metadata(f"{request.url.scheme}://{request.headers.get('host', host)}"))
+
+        for path in (METADATA_PATH, METADATA_PATH + "/mcp"):  # RFC 9728 §3.1: with and without the resource's path
+            server.custom_route(path, methods=["GET"])(resource_metadata)
+        public = frozenset({METADATA_PATH, METADATA_PATH + "/mcp"})
+    gate = Gate.make(host, options.allowed_hosts, options.allowed_origins, authenticator=auth,
+                     max_connections=options.max_connections, public_paths=public)
+    return Guard(server.http_app(), gate)
+
+
+def run_http(server: Any, host: str, port: int, options: HttpOptions | None = None) -> None:
+    """Serve ``server`` at ``http://host:port`` until Ctrl-C (``ConfigError`` before listening if misconfigured)."""
+    import uvicorn
+
+    options = options or HttpOptions()
+    auth = authenticator(options)
+    check_exposure(host, auth, options)
+    app = http_app(server, host, options, auth)
+    # uvicorn's own cap (a little above the guard's) also bounds idle keep-alive connections
+    uvicorn.run(app, host=host, port=port, log_level="warning", limit_concurrency=options.max_connections + 8,
+                timeout_keep_alive=5)
