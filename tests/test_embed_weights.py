@@ -76,6 +76,12 @@ def test_a_named_folder_without_the_model_lists_the_ways_out(tmp_path, monkeypat
         assert way in message
 
 
+def test_a_default_folder_spec_without_the_model_lists_the_ways_out(tmp_path):
+    embedder = embedder_from_spec(f"default:{tmp_path / 'nowhere'}")
+    with pytest.raises(EmbeddingError, match="does not exist(.|\n)*memtools\\[offline\\]"):
+        embedder.embed_query("a pan")
+
+
 @needs_model
 def test_the_hugging_face_cache_serves_the_default_model_without_torch(tmp_path):
     cache = tmp_path / "hub"

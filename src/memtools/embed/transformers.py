@@ -90,7 +90,9 @@ class TransformersEmbedder:
             raise ConfigError("batch_size and max_length must be positive, query_cache_size not negative")
         if engine not in ("auto", "numpy", "torch"):
             raise ConfigError(f"engine must be 'auto', 'numpy' or 'torch', not {engine!r}")
-        self._is_default = model_name_or_path is None or str(model_name_or_path) == DEFAULT_MODEL_ID
+        # The default model, wherever it lives (``default:FOLDER`` names a copy): its files are found,
+        # or their absence explained, by ``weights.default_model_folder``.
+        self._is_default = model_name_or_path is None or DEFAULT_MODEL_ID in (str(model_name_or_path), name)
         self._source = _resolve_source(model_name_or_path)
         self._name = name or (DEFAULT_MODEL_ID if self._is_default else _stable_name(self._source))
         self._requested_pooling: str = pooling
