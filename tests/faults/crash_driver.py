@@ -60,6 +60,7 @@ def describe(memory: str) -> dict:
     from memtools.store import Memory
     from memtools.store.manifest import read_manifest
     from memtools.tools import MemoryTools
+    from memtools.tools.search import SearchConfig
 
     with Memory.open(memory) as mem:
         mem.finish_indexes()  # the same index state for both (a resumed import folds rows in at other times)
@@ -71,10 +72,13 @@ def describe(memory: str) -> dict:
         tables = {"nodes": lance.nodes(), "entities": mem.entities.table(),
                   "keyframes": mem.keyframes.table() if mem.keyframes is not None else None}
         rows = {name: table.count_rows() if table is not None else 0 for name, table in tables.items()}
-        node_rows = sorted(lance.nodes().search().select(["id", "text"]).limit(None).to_arrow().to_pylist(),
-                           key=lambda r: r["id"])
-        tools = MemoryTools(mem)
-        search = {q: [h.id for h in tools.search_nodes(q, top_k=8).hits] for q in QUERIES}
+        table = lance.nodes()  # None: no rows were ever kept (a first batch rolled back)
+        node_rows = [] if table is None else sorted(
+            table.search().select(["id", "text"]).limit(None).to_arrow().to_pylist(), key=lambda r: r["id"])
+        # exact vector search: the ranking depends on the rows alone (the default strategy also
+        # weighs full-text scores, whose statistics depend on the lance index history)
+        tools = MemoryTools(mem, search=SearchConfig(mode="vector", strategy="flat"))
+        search = {q: _ranking(tools.search_nodes(q, top_k=8).hits) for q in QUERIES}
     return {"videos": sorted(manifest.videos), "ready": sorted(v for v, e in manifest.videos.items()
                                                                if e.status == "ready"),
             "counts": {v: e.counts for v, e in sorted(manifest.videos.items())},
@@ -82,16 +86,57 @@ def describe(memory: str) -> dict:
             "rows": rows, "node_rows": node_rows, "search": search}
 
 
+def recovered(memory: str) -> tuple[dict, str]:
+    """The memory after the next writer recovered the killed write (a write of nothing: the
+    indexes folded in), its check report, and what it holds."""
+    from memtools.store import Memory
+
+    with Memory.open(memory) as mem:
+        mem.finish_indexes()
+    code, report = check(memory)
+    return describe(memory), report if code else ""
+
+
+def versions_of(state: dict, old: dict, new: dict) -> dict[str, str]:
+    """Per video: "old" or "new" when its graph nodes and its lance rows are whole in that
+    version (or both: "same"), else "torn"."""
+    def rows(s: dict, vid: str) -> list:
+        return [r for r in s["node_rows"] if r["id"].split("/")[0] == vid]
+
+    def part(s: dict, vid: str) -> tuple:
+        return s["graph_ids"].get(vid), s["counts"].get(vid), rows(s, vid)
+
+    found = {}
+    for vid in sorted(set(state["graph_ids"]) | set(state["videos"]) | {r["id"].split("/")[0]
+                                                                        for r in state["node_rows"]}):
+        have = part(state, vid)
+        found[vid] = ("new" if have == part(new, vid) else "old" if have == part(old, vid) else "torn")
+    return found
+
+
+def _ranking(hits) -> dict:
+    """The scores in order, and the ids ranked above the last score: the test embedder's vectors
+    tie often, and lance orders equal scores by where rows lie, which depends on the history."""
+    scores = [round(h.score, 4) for h in hits]
+    return {"scores": scores, "above": sorted(h.id for h, s in zip(hits, scores, strict=True) if s > scores[-1])}
+
+
 def resume(plan_file: str, out_file: str) -> None:
     results = []
     for case in json.loads(Path(plan_file).read_text()):
+        old, new = case.pop("old"), case.pop("new")
+        try:
+            state, problems = recovered(case["memory"])
+            halfway = {"problems": problems, "versions": versions_of(state, old, new)}
+        except Exception as exc:
+            halfway = {"problems": f"{type(exc).__name__}: {exc}", "versions": {}}
         code, output = run_import(case["memory"], case["file"], str(case["batch"]), case["engine"])
         checked, report = check(case["memory"])
         try:
             state = describe(case["memory"]) if code == 0 else None
         except Exception as exc:  # a refusal to read is a finding, reported by the test
             state = {"error": f"{type(exc).__name__}: {exc}"}
-        results.append({**case, "code": code, "output": output[-1500:], "check": checked,
+        results.append({**case, "halfway": halfway, "code": code, "output": output[-1500:], "check": checked,
                         "report": report[-1500:], "state": state})
     Path(out_file).write_text(json.dumps(results))
 

@@ -12,7 +12,8 @@ read-only ones"):
   announces itself with the ``.write-intent`` file.
 * A writer takes ``memtools.lock`` (one writer process at a time), drops the intent file,
   opens the graph read-write only for the write itself, and commits one video (or a batch)
-  to kuzu and lance as one step: if either fails, both are rolled back.
+  to kuzu and lance as one step: if either fails, both are rolled back; if the writer is
+  killed, the next writer finishes or undoes the step from its journal (``store.recovery``).
 * A reader that meets a writer retries for ``busy_timeout`` seconds, then raises
   ``MemoryBusy`` ("memory is being updated, try again in a few seconds"); afterwards it
   sees the new data without a restart (the manifest's ``generation`` changes).

@@ -184,7 +184,8 @@ def check_before_write(memory: Memory, graph: GraphStore) -> None:
                                 f"e.g. {extra[0]!r}", True))
     table = memory.vectors_unchecked.nodes()
     if table is not None:
-        expected = integrity.expected_rows(manifest)
+        cached = memory._expected_rows  # integrity.guard's sum, when it was for this manifest
+        expected = cached[1] if cached is not None and cached[0] is manifest else integrity.expected_rows(manifest)
         try:
             found = table.count_rows()
         except Exception as exc:  # lance raises plain OSError/ValueError on damaged files

@@ -356,7 +356,7 @@ class MemoryWrites(VideoWrites):
                             ) from None
                         time.sleep(0.05)
                 try:
-                    if recovery.recover(cast("Memory", self), graph) is not None or guard:
+                    if recovery.recover(cast("Memory", self), graph) is not None:
                         self.manifest = read_manifest(self.path)
                     if guard:
                         recovery.check_before_write(cast("Memory", self), graph)
