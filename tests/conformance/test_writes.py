@@ -234,3 +234,34 @@ def test_import_captions_makes_a_memory_of_the_chosen_engine(tmp_path, engine, c
     other = next(name for name in GRAPH_ENGINES if name != engine)
     assert main(["import-captions", str(subtitles), "--memory", str(memory), "--graph-engine", other]) == 1
     assert f"uses the {engine} graph engine, not {other}" in capsys.readouterr().err
+
+
+def test_the_next_write_finishes_a_committed_replacement_and_delete(fresh, monkeypatch):
+    """A write that dies after its graph commit (here: the manifest cannot be written) leaves its
+    journal; the next writer rolls it forward on either engine (memtools.store.recovery)."""
+    import memtools.store.writes as writes
+    from memtools.store.manifest import read_manifest
+    from memtools.store.recovery import JOURNAL
+
+    def full(*_args, **_kwargs):
+        raise OSError(28, "No space left on device")
+
+    fresh.write_videos([kitchen_graph("a"), kitchen_graph("b")])
+    graph = kitchen_graph("a")
+    graph.macros[0].label = "Dicing onions"
+    monkeypatch.setattr(writes, "write_manifest", full)
+    with pytest.raises(OSError):
+        fresh.write_video(graph)
+    monkeypatch.undo()
+    assert (fresh.path / JOURNAL).exists()
+    fresh.write_video(kitchen_graph("c"))  # first finishes the replacement of a
+    assert MemoryTools(fresh).get_macro_events(macro_ids=["a/macro_0000"]).macros[0].label == "Dicing onions"
+
+    monkeypatch.setattr(writes, "write_manifest", full)
+    with pytest.raises(OSError):
+        fresh.delete_video("b")
+    monkeypatch.undo()
+    assert (fresh.path / JOURNAL).exists() and "b" in read_manifest(fresh.path).videos
+    fresh.finish_indexes()  # any write finishes the delete
+    assert not (fresh.path / JOURNAL).exists() and fresh.video_ids() == ["a", "c"]
+    assert {h.video_id for h in MemoryTools(fresh).search_nodes("lid", top_k=50).hits} == {"a", "c"}

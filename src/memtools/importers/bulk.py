@@ -29,6 +29,7 @@ from typing import TextIO
 from memtools.costs import Tally, record
 from memtools.schema import VideoGraph
 from memtools.store import Memory
+from memtools.store.faults import fault_point
 from memtools.store.writes import INDEX_EVERY_NODES
 
 LEDGER_DIR = ".imports"
@@ -115,8 +116,10 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
         if pending["nodes"] >= INDEX_EVERY_NODES:
             memory.finish_indexes()
             pending["nodes"] = 0
+        fault_point("batch-landed")
         if ledger:
             ledger.add([g.video_id for g in batch])
+            fault_point("ledger-added")
         if on_batch is not None:
             on_batch(batch)
         counts["written"] += len(batch)

@@ -416,3 +416,9 @@ class MemoryParts(Protocol):
 
     @property
     def image_embedder(self) -> ImageEmbedder | None: ...
+
+    def frames_dir(self, video_id: str) -> Path:
+        """The folder of one video's keyframe files."""
+
+    def _commit_manifest(self, manifest: Manifest) -> None:
+        """Write the manifest of a finished write (with the table versions readers pin)."""

@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 
 GRAPH_FILE, VECTORS_DIR, NODES_TABLE = "graph.kuzu", "vectors", "nodes.lance"
 LOCK_FILE, INTENT_FILE, TEMP_GLOB = "memtools.lock", ".write-intent", ".memtools-*.json"
+JOURNAL_FILE = ".write-journal"  # what a write is about to change (memtools.store.recovery)
 SEARCHABLE = tuple(kind.value for kind in SEARCHABLE_KINDS)
 EXAMPLES = 3
 
@@ -381,17 +382,21 @@ def _check_graph(memory: MemoryParts, manifest: Manifest, ready: list[str],
 
 def _check_files(path: Path, manifest: Manifest, report: Report) -> None:
     leftovers = sorted(p.name for p in path.glob(TEMP_GLOB))
-    if (path / INTENT_FILE).exists():
+    pending = [name for name in (INTENT_FILE, JOURNAL_FILE) if (path / name).exists()]
+    if pending:
         with contextlib.suppress(OSError):
             handle = open(path / LOCK_FILE, "a+")  # noqa: SIM115 - closed below
             try:
                 if try_lock(handle):  # else a writer is at work
                     unlock(handle)
-                    leftovers.append(INTENT_FILE)
+                    leftovers += pending
             finally:
                 handle.close()
     if leftovers:
-        report.problems.append(Problem("files", f"leftovers of an interrupted write: {', '.join(leftovers)}", True))
+        finish = (f" (the next write, or `memtools repair`, finishes or rolls back the write {JOURNAL_FILE} "
+                  "records)") if JOURNAL_FILE in leftovers else ""
+        report.problems.append(Problem("files", f"leftovers of an interrupted write: {', '.join(leftovers)}{finish}",
+                                       True))
     frames = path / "frames"
     orphans = sorted(p.name for p in frames.iterdir() if p.is_dir() and p.name not in manifest.videos) \
         if frames.is_dir() else []

@@ -12,7 +12,8 @@ read-only ones"):
   announces itself with the ``.write-intent`` file.
 * A writer takes ``memtools.lock`` (one writer process at a time), drops the intent file,
   opens the graph read-write only for the write itself, and commits one video (or a batch)
-  to kuzu and lance as one step: if either fails, both are rolled back.
+  to kuzu and lance as one step: if either fails, both are rolled back; if the writer is
+  killed, the next writer finishes or undoes the step from its journal (``store.recovery``).
 * A reader that meets a writer retries for ``busy_timeout`` seconds, then raises
   ``MemoryBusy`` ("memory is being updated, try again in a few seconds"); afterwards it
   sees the new data without a restart (the manifest's ``generation`` changes).
@@ -65,7 +66,7 @@ class Memory(MemoryWrites):
     """A memory folder. Use ``Memory.open`` / ``Memory.create``; close it (or use ``with``)."""
 
     # Caches of ``store.integrity``'s checks: (manifest, searchable rows) and (generation, stamp) checked.
-    _expected_rows: tuple[Manifest, int] | None = None
+    _expected_rows: tuple[Manifest, int, dict[str, str]] | None = None
     _vectors_checked: tuple[int, int] | None = None
 
     def __init__(self, path: Path, manifest: Manifest, embedder: Embedder | None, *,

@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from memtools.errors import StoreError
 from memtools.store.base import Hit, HitColumns, SearchFilter, SearchMode, SearchQuery, VideoProfiles
+from memtools.store.faults import fault_point
 from memtools.store.lance_filter import filter_where, quote, table_at, where_clause
 from memtools.store.location import is_remote, storage_options
 from memtools.store.resident import ResidentRows, budget_bytes
@@ -132,6 +133,7 @@ class LanceIndex(ResidentSearch):
         try:
             if video_ids and table.count_rows() > 0:
                 table.delete("video_id IN (" + ", ".join(quote(v) for v in video_ids) + ")")
+                fault_point("nodes-deleted")
             if rows:
                 table.add(pa.Table.from_pylist(rows, schema=nodes_schema(self.dim)))
         except Exception as exc:

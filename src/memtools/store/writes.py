@@ -1,6 +1,25 @@
 """Writing videos into a memory: one atomic step per batch across lance and kuzu, replace,
 delete and status. ``Memory`` (``memtools.store.memory``) mixes this in; it supplies the paths,
-the engines; this half holds ``_writing()`` (process lock, intent file, graph opened read-write)."""
+the engines; this half holds ``_writing()`` (process lock, intent file, graph opened read-write).
+
+A batch is all-or-nothing under ``kill -9`` at any point (docs/storage.md, "A write killed at
+any point"):
+
+1. ``_writing()`` takes ``memtools.lock``, drops ``.write-intent`` (readers of kuzu step aside),
+   opens the graph read-write and lets ``recovery.recover`` finish or undo a write killed
+   earlier; then ``recovery.check_before_write`` refuses a memory whose parts disagree.
+2. The batch's ``.write-journal`` is recorded (token, video ids, lance versions before, manifest
+   generation, the manifest entries to record) before anything changes.
+3. Lance: old rows of replaced videos deleted, new rows added (``nodes``, ``entities``,
+   ``keyframes``).
+4. One graph transaction: the old version deleted, the new one inserted (navigation rows
+   included), the token stored in ``WriteMark``; COMMIT is the commit point.
+5. Indexes folded in, the manifest written (by rename), the journal removed.
+
+A failure the process survives is undone at once (lance restored, graph rolled back); a kill is
+recovered by the next writer: token in the graph -> roll forward (the manifest gets the journal's
+entries), else roll back (lance restored to the recorded versions).
+"""
 
 from __future__ import annotations
 
@@ -14,9 +33,10 @@ from typing import TYPE_CHECKING, cast
 
 from memtools.errors import ConfigError, MemoryBusy, StoreError
 from memtools.schema import VideoGraph
-from memtools.store import integrity, keyframe_vectors
+from memtools.store import integrity, keyframe_vectors, recovery
 from memtools.store.base import VideoWrites
 from memtools.store.entities import entity_rows
+from memtools.store.faults import fault_point
 from memtools.store.file_lock import try_lock, unlock
 from memtools.store.graph import writer_pool_mb
 from memtools.store.integrity import INTENT_FILE, LOCK_FILE
@@ -153,24 +173,38 @@ class MemoryWrites(VideoWrites):
         frames = keyframe_vectors.frame_rows(self.path, graphs, self.image_embedder)
         with self._writing() as kuzu:
             kuzu.ensure_schema()
-            listed = read_manifest(self.path).videos
-            existing = [vid for vid in ids if vid in listed]
+            manifest = read_manifest(self.path)
+            existing = [vid for vid in ids if vid in manifest.videos]
+            keyframes = keyframe_vectors.table_for_write(cast("MemoryParts", self), frames)
+            tables = recovery.versions(cast("MemoryParts", self))
+            tables["keyframes"] = keyframes.version() if keyframes is not None else None
+            entries = {g.video_id: VideoEntry(
+                title=g.video.title, duration=g.video.duration, status="ready", updated_at=now(),
+                counts={"super": len(g.supers), "macro": len(g.macros), "entity": len(g.entities),
+                        "event": len(g.events), "ocr": len(g.ocr), "keyframe": len(g.keyframes),
+                        "edges": len(g.edges), **({"speech": len(g.speech)} if g.speech else {})},
+                keyframe_vectors=frames.per_video.get(g.video_id, 0)) for g in graphs}
+            journal = recovery.Journal(
+                "write", ids, tables, manifest.generation, {vid: e.model_dump() for vid, e in entries.items()},
+                frames.info.model_dump() if frames.info is not None else None)
+            fault_point("write-start")
+            recovery.begin(cast("MemoryParts", self), journal)
             # Lance first: kuzu 0.11.3 loses existing edges when a transaction that ran
             # COPY Rel is rolled back by hand, so everything that can fail happens before
             # the kuzu transaction, which then only copies validated rows and commits.
-            before, before_entities = self._vectors.version(), self._entities.version()
-            keyframes = keyframe_vectors.table_for_write(cast("MemoryParts", self), frames)
-            before_frames = keyframes.version() if keyframes is not None else None
 
             def undo() -> None:
-                self._vectors.restore(before)
-                self._entities.restore(before_entities)
+                self._vectors.restore(tables["nodes"])
+                self._entities.restore(tables["entities"])
                 if keyframes is not None:
-                    keyframes.restore(before_frames)
+                    keyframes.restore(tables["keyframes"])
+                recovery.end(cast("MemoryParts", self))
 
             try:
                 self._vectors.replace_videos(existing, rows)
+                fault_point("nodes-written")
                 self._entities.replace_videos(existing, profiles)
+                fault_point("entities-written")
                 if keyframes is not None:
                     keyframes.replace_videos(existing, frames.rows)
             except BaseException:
@@ -178,35 +212,37 @@ class MemoryWrites(VideoWrites):
                 raise
             try:
                 kuzu.begin()
+                fault_point("graph-begun")
                 try:
                     kuzu.delete_videos(existing)
+                    fault_point("graph-deleted")
                     kuzu.insert(graphs)
+                    recovery.mark(kuzu, journal.token)
+                    fault_point("graph-inserted")
                 except BaseException as exc:
                     with contextlib.suppress(StoreError):
                         kuzu.rollback()
-                    _report_lost_edges(kuzu, listed, exc)
+                    _report_lost_edges(kuzu, manifest.videos, exc)
                     raise
                 kuzu.commit()
             except BaseException:
                 undo()
                 raise
+            # committed: from here on a failure is finished by the next writer (recovery.recover)
+            fault_point("graph-committed")
             if index:
                 self._vectors.finish_write()
                 self._entities.finish_write()
                 if keyframes is not None:
                     keyframes.finish_write()
+                fault_point("indexed")
             manifest = read_manifest(self.path)
             frames.record(manifest)
-            for g in graphs:
-                manifest.videos[g.video_id] = VideoEntry(
-                    title=g.video.title, duration=g.video.duration, status="ready", updated_at=now(),
-                    counts={"super": len(g.supers), "macro": len(g.macros), "entity": len(g.entities),
-                            "event": len(g.events), "ocr": len(g.ocr), "keyframe": len(g.keyframes),
-                            "edges": len(g.edges), **({"speech": len(g.speech)} if g.speech else {})},
-                    keyframe_vectors=frames.per_video.get(g.video_id, 0),
-                )
+            manifest.videos.update(entries)
             manifest.generation += 1
             self._commit_manifest(manifest)
+            fault_point("manifest-written")
+            recovery.end(cast("MemoryParts", self))
 
     def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
         """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot)."""
@@ -225,30 +261,39 @@ class MemoryWrites(VideoWrites):
             manifest = read_manifest(self.path)
             if video_id not in manifest.videos:
                 return False
-            before, before_entities = self._vectors.version(), self._entities.version()
+            kuzu.ensure_schema()
             keyframes = self.keyframes
-            before_frames = keyframes.version() if keyframes is not None else None
-            kuzu.begin()
+            tables = recovery.versions(cast("MemoryParts", self))
+            journal = recovery.Journal("delete", [video_id], tables, manifest.generation)
+            recovery.begin(cast("MemoryParts", self), journal)
             try:
-                kuzu.delete_videos([video_id])
                 self._vectors.delete_videos([video_id])
                 self._entities.replace_videos([video_id], [])
                 if keyframes is not None:
                     keyframes.replace_videos([video_id], [])
+                kuzu.begin()
+                try:
+                    kuzu.delete_videos([video_id])
+                    recovery.mark(kuzu, journal.token)
+                except BaseException:
+                    with contextlib.suppress(StoreError):
+                        kuzu.rollback()
+                    raise
+                kuzu.commit()
             except BaseException:
-                kuzu.rollback()
-                self._vectors.restore(before)
-                self._entities.restore(before_entities)
+                self._vectors.restore(tables["nodes"])
+                self._entities.restore(tables["entities"])
                 if keyframes is not None:
-                    keyframes.restore(before_frames)
+                    keyframes.restore(tables["keyframes"])
+                recovery.end(cast("MemoryParts", self))
                 raise
-            kuzu.commit()
             self._vectors.finish_write()
             self._entities.finish_write()
             del manifest.videos[video_id]
             manifest.generation += 1
             self._commit_manifest(manifest)
-        shutil.rmtree(self.frames_dir(video_id), ignore_errors=True)
+            shutil.rmtree(self.frames_dir(video_id), ignore_errors=True)
+            recovery.end(cast("MemoryParts", self))
         return True
 
     def set_status(self, video_id: str, status: str) -> None:
@@ -306,6 +351,10 @@ class MemoryWrites(VideoWrites):
                             ) from None
                         time.sleep(0.05)
                 try:
+                    if recovery.recover(cast("MemoryParts", self), graph) is not None:
+                        self.manifest = read_manifest(self.path)
+                    if guard:
+                        recovery.check_before_write(cast("MemoryParts", self), graph)
                     yield graph
                 finally:
                     graph.close()

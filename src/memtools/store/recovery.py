@@ -1,0 +1,202 @@
+"""The write journal: what a write is about to change, so a writer killed at any point is finished
+or undone by the next one (the protocol is described in ``memtools.store.writes``).
+
+``.write-journal`` (JSON, written whole by rename before anything changes) names the write's
+token, its videos, the lance table versions before it, the manifest generation it started from
+and the manifest entries it will record. The graph transaction of the write also stores the
+token in a one-row ``WriteMark`` table, so the graph alone says whether the write committed:
+
+* token in the graph: the write committed; ``recover`` rolls it forward (the manifest gets the
+  journal's entries and the tables' current versions);
+* token not in the graph: the graph never saw it (an uncommitted transaction is dropped when the
+  graph is opened again); ``recover`` rolls lance back to the recorded versions.
+
+Either way the journal goes last, so a kill inside ``recover`` is recovered the same way again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memtools.errors import MemoryDamaged, StoreError
+from memtools.store import integrity
+from memtools.store.faults import fault_point
+from memtools.store.manifest import EmbedderInfo, VideoEntry, read_manifest
+from memtools.store.problems import Problem
+
+if TYPE_CHECKING:
+    from memtools.store.base import GraphStore, MemoryParts
+
+JOURNAL = integrity.JOURNAL_FILE
+MARK_TABLE = "WriteMark"
+TABLES = ("nodes", "entities", "keyframes")
+
+
+@dataclass
+class Journal:
+    """One write: ``op`` "write" (``entries``: the manifest entries of its videos) or "delete"."""
+
+    op: str
+    videos: list[str]
+    tables: dict[str, int | None]  # lance table -> version before the write (None: no table yet)
+    generation: int  # the manifest generation the write started from
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    image_embedder: dict[str, Any] | None = None
+    token: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
+def versions(memory: MemoryParts) -> dict[str, int | None]:
+    """The current version of each lance table a write changes (None: the table does not exist)."""
+    keyframes = memory.keyframes
+    return {"nodes": memory.vectors_unchecked.version(), "entities": memory.entities.version(),
+            "keyframes": keyframes.version() if keyframes is not None else None}
+
+
+def begin(memory: MemoryParts, journal: Journal) -> None:
+    """Record ``journal`` durably before the write changes anything."""
+    path = memory.path / JOURNAL
+    tmp = path.with_name(JOURNAL + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as out:
+        out.write(json.dumps(asdict(journal)))
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(tmp, path)
+    fault_point("journal-written")
+
+
+def end(memory: MemoryParts) -> None:
+    """The write is whole in every part: forget its journal."""
+    (memory.path / JOURNAL).unlink(missing_ok=True)
+
+
+def ensure_mark(graph: GraphStore) -> None:
+    """The ``WriteMark`` table (a memory made before the journal has none)."""
+    _run(graph, f"CREATE NODE TABLE IF NOT EXISTS {MARK_TABLE}(id STRING, token STRING, PRIMARY KEY(id))")
+
+
+def mark(graph: GraphStore, token: str) -> None:
+    """Store the write's token in the graph, inside the caller's transaction (it commits with it)."""
+    _run(graph, f"MERGE (m:{MARK_TABLE} {{id: 'last'}}) SET m.token = $token", {"token": token})
+
+
+def _marked(graph: GraphStore) -> str | None:
+    rows = _run(graph, f"MATCH (m:{MARK_TABLE}) RETURN m.token")
+    return rows[0][0] if rows else None
+
+
+def _run(graph: GraphStore, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    run = getattr(graph, "_run", None)  # KuzuGraph (both engines): the one Cypher entry point
+    if run is None:
+        raise StoreError(f"the graph store {type(graph).__name__} cannot keep a write journal")
+    return run(query, params)
+
+
+def recover(memory: MemoryParts, graph: GraphStore) -> str | None:
+    """Finish (roll forward) or undo (roll back) a write that was killed, from its journal; remove
+    other leftovers of interrupted writes. Call with the process lock held and the graph open for
+    writing. Returns what was done, or None when there was nothing to recover."""
+    path = memory.path
+    ensure_mark(graph)
+    (path / (JOURNAL + ".tmp")).unlink(missing_ok=True)  # a journal not yet in place: nothing had changed
+    for temp in path.glob(integrity.TEMP_GLOB):  # a manifest cut short by a kill; the old one stands
+        temp.unlink(missing_ok=True)
+    try:
+        raw = (path / JOURNAL).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        journal = Journal(**json.loads(raw))
+    except (ValueError, TypeError) as exc:
+        raise MemoryDamaged(integrity.damage_message(path, [Problem(
+            "files", f"{JOURNAL} cannot be read ({exc}), so an interrupted write cannot be finished", True)],
+            writing=True)) from exc
+    if _marked(graph) == journal.token:
+        done = _roll_forward(memory, journal)
+    else:
+        _roll_back(memory, journal)
+        done = f"rolled back an interrupted {journal.op} of {_names(journal.videos)}"
+    fault_point("recovered")
+    end(memory)
+    return done
+
+
+def _roll_back(memory: MemoryParts, journal: Journal) -> None:
+    """Put every lance table back at the version recorded before the write (the graph and the
+    manifest never saw it)."""
+    from memtools.store.keyframe_index import KeyframeIndex
+
+    keyframes = memory.keyframes
+    if keyframes is None and journal.image_embedder is not None:  # the write was the first with frames
+        keyframes = KeyframeIndex(memory.vectors_unchecked, int(journal.image_embedder["dim"]))
+    tables: dict[str, Any] = {"nodes": memory.vectors_unchecked, "entities": memory.entities,
+                              "keyframes": keyframes}
+    for name, table in tables.items():
+        if table is None or table.version() == journal.tables.get(name):
+            continue
+        table.restore(journal.tables.get(name))
+        table.refresh()
+
+
+def _roll_forward(memory: MemoryParts, journal: Journal) -> str:
+    """The graph committed the write: record it in the manifest as the write would have."""
+    manifest = read_manifest(memory.path)
+    if manifest.generation > journal.generation:
+        return f"finished an interrupted {journal.op} of {_names(journal.videos)}"  # only the journal was left
+    if journal.op == "delete":
+        for vid in journal.videos:
+            manifest.videos.pop(vid, None)
+    else:
+        for vid, entry in journal.entries.items():
+            manifest.videos[vid] = VideoEntry.model_validate(entry)
+        if journal.image_embedder is not None and manifest.image_embedder is None:
+            manifest.image_embedder = EmbedderInfo.model_validate(journal.image_embedder)
+    manifest.generation += 1
+    memory.manifest = manifest
+    memory._commit_manifest(manifest)
+    if journal.op == "delete":
+        import shutil
+
+        for vid in journal.videos:
+            shutil.rmtree(memory.frames_dir(vid), ignore_errors=True)
+    return f"finished an interrupted {journal.op} of {_names(journal.videos)}"
+
+
+def check_before_write(memory: MemoryParts, graph: GraphStore) -> None:
+    """Refuse (``MemoryDamaged``, naming the damage and ``memtools repair``) to write on a memory
+    whose parts disagree: the lance rows or the graph's videos differ from the manifest. Cheap
+    (one row count, one graph query), so it runs before every write."""
+    manifest = memory.manifest
+    problems: list[Problem] = []
+    ready = {vid for vid, entry in manifest.videos.items() if entry.status == "ready"}
+    in_graph = set(graph.video_ids())
+    if ready - in_graph:
+        lost = sorted(ready - in_graph)
+        problems.append(Problem("graph", f"{len(lost)} video(s) listed as ready are not in the graph, e.g. "
+                                f"{lost[0]!r}", True))
+    if in_graph - set(manifest.videos):
+        extra = sorted(in_graph - set(manifest.videos))
+        problems.append(Problem("manifest", f"the graph holds {len(extra)} video(s) the manifest does not list, "
+                                f"e.g. {extra[0]!r}", True))
+    table = memory.vectors_unchecked.nodes()
+    if table is not None:
+        cached = getattr(memory, "_expected_rows", None)  # integrity.guard's sum, when it was for this manifest
+        expected = cached[1] if cached is not None and cached[0] is manifest else integrity.expected_rows(manifest)
+        try:
+            found = table.count_rows()
+        except Exception as exc:  # lance raises plain OSError/ValueError on damaged files
+            problems.append(Problem("vectors", f"the vector table cannot be read: {exc}", True))
+        else:
+            if found != expected:
+                problems.append(Problem("vectors", f"the vector table holds {found} rows but the manifest lists "
+                                        f"{expected} searchable nodes", True))
+    if problems:
+        raise MemoryDamaged(integrity.damage_message(memory.path, problems, writing=True))
+
+
+def _names(videos: list[str]) -> str:
+    shown = ", ".join(videos[:3])
+    return f"video(s) {shown}" + (f" and {len(videos) - 3} more" if len(videos) > 3 else "")
