@@ -18,6 +18,7 @@ imports run two at a time, the resumes of one engine in one process (``crash_dri
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -74,8 +75,8 @@ def _ok(done: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["kuzu", "ladybug"])
 def test_killed_imports_resume_to_the_uninterrupted_result(engine, tmp_path):
-    if engine == "ladybug":
-        pytest.importorskip("ladybug")
+    if engine == "ladybug" and importlib.util.find_spec("ladybug") is None:  # never imported here: it
+        pytest.skip("ladybug is not installed")  # cannot share this process with kuzu
     _ok(_driver("captions", tmp_path))
     first, second = tmp_path / "a.json", tmp_path / "b.json"
     base = tmp_path / "base"  # the first version imported, for the re-imports
