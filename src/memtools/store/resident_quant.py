@@ -1,0 +1,141 @@
+"""What the held search rows keep of each row's vector and payload (``memtools.store.resident``).
+
+* **int8 vectors** with a per-row scale (``scale = max |x| / 127``) and a per-row error bound:
+  ``bound = ||x - scale * codes|| + SLACK``. For a unit query ``u``, Cauchy-Schwarz gives
+  ``|x . u - scale * (codes . u)| <= ||x - scale * codes||``, so a row's exact cosine lies within
+  ``bound`` of its quantised one; ``SLACK`` covers the float32 rounding of both products (each
+  under ``dim * 2**-24`` for unit vectors: 2.3e-5 at 384 dimensions). 392 bytes a MiniLM row
+  instead of 1,536.
+* **the exact unit float32 vectors** in a temporary file, read back (``os.preadv``) only for the
+  rows that can reach a query's top ``limit`` (``candidates``), so scores and order are the float32
+  ones. Reads go through the page cache, never into the process's memory map: RSS stays the
+  held rows' size however many videos are searched.
+* **the payloads** (text, display, macro label, context) in the same kind of file, one JSON row
+  each, read for the shown moments only (8 bytes a row held: its offset).
+
+The files are unnamed (``tempfile.TemporaryFile``, ``O_TMPFILE`` on Linux): the space is given
+back when the rows are dropped or the process ends, whatever way it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+
+import numpy as np
+
+SLACK = 1e-4  # float32 rounding of the quantised and the exact product (each < 2.3e-5 at 384 dims)
+HEAD = 64     # the best max(4 x limit, HEAD) rows by quantised score are always re-scored exactly
+
+
+def quantise(block: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(codes int8, scales float32, bounds float32) of unit float32 rows: ``scales * codes``
+    approximates each row, and ``bounds`` caps the error of its cosine with any unit query."""
+    peak = np.abs(block).max(axis=1) if block.shape[1] else np.zeros(len(block), np.float32)
+    scales = (peak / 127).astype(np.float32)
+    safe = np.where(scales > 0, scales, np.float32(1))
+    codes = np.clip(np.rint(block / safe[:, None]), -127, 127).astype(np.int8)
+    residual = block - codes.astype(np.float32) * scales[:, None]
+    bounds = (np.sqrt(np.einsum("ij,ij->i", residual, residual, dtype=np.float64)) + SLACK).astype(np.float32)
+    return codes, scales, bounds
+
+
+def candidates(quantised: np.ndarray, bounds: np.ndarray, limit: int) -> np.ndarray:
+    """Positions (into ``quantised``) of every row whose exact score can reach the top ``limit``:
+    the best ``max(4 x limit, HEAD)`` by quantised score, and every row whose upper bound reaches
+    the ``limit``-th best lower bound (a row under it is beaten by ``limit`` rows for sure)."""
+    n = len(quantised)
+    head = max(4 * limit, HEAD)
+    if n <= head or limit >= n:
+        return np.arange(n)
+    best = np.argpartition(-quantised, head - 1)[:head]
+    lower = quantised[best] - bounds[best]
+    cut = np.partition(lower, len(lower) - limit)[len(lower) - limit]  # limit-th best lower bound
+    reach = quantised + bounds >= cut
+    reach[best] = True
+    return np.flatnonzero(reach)
+
+
+class RowFile:
+    """An unnamed temporary file read back by position (thread-safe: ``pread`` keeps no offset)."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="memtools-held-")
+        self.fd = self._file.fileno()
+
+    def write_at(self, data: np.ndarray | bytes, offset: int) -> None:
+        view = memoryview(data if isinstance(data, bytes) else data.data).cast("B")
+        while len(view):
+            done = os.pwrite(self.fd, view, offset)
+            view, offset = view[done:], offset + done
+
+    def read_into(self, out: np.ndarray, offset: int) -> None:
+        view = out.data.cast("B")
+        while len(view):
+            done = os.preadv(self.fd, [view], offset)
+            if done <= 0:
+                raise OSError(f"the held rows' file ended at byte {offset}")
+            view, offset = view[done:], offset + done
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class ExactVectors:
+    """The unit float32 vectors of the held rows, row for row, in a ``RowFile``."""
+
+    def __init__(self, rows: int, dim: int) -> None:
+        self.file, self.dim, self.rows = RowFile(), dim, rows
+        if rows and dim:
+            os.ftruncate(self.file.fd, rows * dim * 4)
+
+    def put(self, positions: np.ndarray, block: np.ndarray) -> None:
+        """Write ``block`` (float32 rows) at these row positions (consecutive runs in one write each)."""
+        block = np.ascontiguousarray(block, dtype=np.float32)
+        for start, stop, at in _runs(positions):
+            self.file.write_at(block[at:at + stop - start], start * self.dim * 4)
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        """The float32 rows at ``positions`` (in that order)."""
+        out = np.empty((len(positions), self.dim), dtype=np.float32)
+        for start, stop, at in _runs(positions):
+            self.file.read_into(out[at:at + stop - start], start * self.dim * 4)
+        return out
+
+
+class Payloads:
+    """Each held row's (text, display, macro_label, context), one JSON list a row, in a ``RowFile``."""
+
+    def __init__(self, columns: Sequence[list]) -> None:
+        self.file = RowFile()
+        encoded = [json.dumps(row, ensure_ascii=False).encode() for row in zip(*columns, strict=True)]
+        sizes = np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded))
+        self.offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self.offsets[1:])
+        at = 0
+        for start in range(0, len(encoded), 4096):  # in chunks of a few MB
+            chunk = b"".join(encoded[start:start + 4096])
+            self.file.write_at(chunk, at)
+            at += len(chunk)
+
+    def take(self, positions: Sequence[int]) -> list[tuple]:
+        found = []
+        for p in positions:
+            start, stop = int(self.offsets[p]), int(self.offsets[p + 1])
+            raw = np.empty(stop - start, dtype=np.uint8)
+            self.file.read_into(raw, start)
+            found.append(tuple(json.loads(raw.tobytes())))
+        return found
+
+
+def _runs(positions: np.ndarray) -> list[tuple[int, int, int]]:
+    """(first row, row after the last, index into ``positions``) of each run of consecutive positions."""
+    positions = np.asarray(positions, dtype=np.int64)
+    if not len(positions):
+        return []
+    breaks = np.flatnonzero(np.diff(positions) != 1) + 1
+    starts = np.r_[0, breaks]
+    ends = np.r_[breaks, len(positions)]
+    return [(int(positions[s]), int(positions[e - 1]) + 1, int(s)) for s, e in zip(starts, ends, strict=True)]
