@@ -4,6 +4,9 @@ order equal an exact float32 search over every row, with and without filters (is
 
 from __future__ import annotations
 
+import logging
+import tempfile
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -156,3 +159,14 @@ def test_rows_of_a_video_scanned_out_of_order_are_grouped(tmp_path):
     np.testing.assert_allclose(held.exact.take(at), vectors / np.linalg.norm(vectors, axis=1, keepdims=True),
                                atol=1e-6)
     assert held.payloads([3 * 17]) == {"n0017": ("text 17", "display 17", "", "[\"c17\"]")}
+
+
+def test_no_room_for_the_held_files_leaves_search_to_lance(tmp_path, monkeypatch, caplog):
+    path = make(tmp_path / "m", monkeypatch, ann=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))  # $TMPDIR gone
+    index, plain = LanceIndex(path / "vectors", DIM), LanceIndex(path / "vectors", DIM, resident_bytes=0)
+    with caplog.at_level(logging.WARNING):
+        assert index.hold_rows() is None
+    assert "set TMPDIR" in caplog.text
+    query = SearchQuery("vector", 5, np.ones(DIM, dtype=np.float32))
+    assert [h.id for h in index.search(query)] == [h.id for h in plain.search(query)]

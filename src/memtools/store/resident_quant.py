@@ -26,6 +26,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from memtools.errors import StoreError
+
 SLACK = 1e-4  # float32 rounding of the quantised and the exact product (each < 2.3e-5 at 384 dims)
 HEAD = 64     # the best max(4 x limit, HEAD) rows by quantised score are always re-scored exactly
 
@@ -58,18 +60,30 @@ def candidates(quantised: np.ndarray, bounds: np.ndarray, limit: int) -> np.ndar
     return np.flatnonzero(reach)
 
 
+class HeldFilesError(StoreError):
+    """A held rows' temporary file could not be made or written (a full or read-only $TMPDIR)."""
+
+
 class RowFile:
     """An unnamed temporary file read back by position (thread-safe: ``pread`` keeps no offset)."""
 
     def __init__(self) -> None:
-        self._file = tempfile.TemporaryFile(prefix="memtools-held-")
+        try:
+            self._file = tempfile.TemporaryFile(prefix="memtools-held-")
+        except OSError as exc:
+            raise HeldFilesError(f"no temporary file for the held search rows in {tempfile.gettempdir()} "
+                                 f"(set TMPDIR to a writable folder): {exc}") from exc
         self.fd = self._file.fileno()
 
     def write_at(self, data: np.ndarray | bytes, offset: int) -> None:
         view = memoryview(data if isinstance(data, bytes) else data.data).cast("B")
-        while len(view):
-            done = os.pwrite(self.fd, view, offset)
-            view, offset = view[done:], offset + done
+        try:
+            while len(view):
+                done = os.pwrite(self.fd, view, offset)
+                view, offset = view[done:], offset + done
+        except OSError as exc:
+            raise HeldFilesError(f"writing the held search rows to {tempfile.gettempdir()} failed "
+                                 f"(free some space there or set TMPDIR): {exc}") from exc
 
     def read_into(self, out: np.ndarray, offset: int) -> None:
         view = out.data.cast("B")
@@ -89,7 +103,10 @@ class ExactVectors:
     def __init__(self, rows: int, dim: int) -> None:
         self.file, self.dim, self.rows = RowFile(), dim, rows
         if rows and dim:
-            os.ftruncate(self.file.fd, rows * dim * 4)
+            try:
+                os.ftruncate(self.file.fd, rows * dim * 4)
+            except OSError as exc:
+                raise HeldFilesError(f"no room for the held search rows in {tempfile.gettempdir()}: {exc}") from exc
 
     def put(self, positions: np.ndarray, block: np.ndarray) -> None:
         """Write ``block`` (float32 rows) at these row positions (consecutive runs in one write each)."""
