@@ -328,14 +328,14 @@ def main() -> None:
         tools = measure(path, hours, args.calls, args.seed, args.reopen_calls, only=args.only)
         print(f"  measured in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         sizes.append({"hours": hours, "build": stats, "disk_mb": dir_size_mb(path), "cold": cold, "tools": tools,
-                      "rss_mb": rss_mb()})
+                      "rss_mb": rss_mb(), "held": HELD.get(hours)})
     if args.build_only:
         return
     print(f"\n## Tool latency (load average at the end: {load_average()}; "
           f"{args.calls} warm + {args.reopen_calls} reopen calls per tool)\n")
-    print(report(sizes, HELD))
     if args.json:
         args.json.write_text(json.dumps(sizes, indent=1, default=str))
+    print(report(sizes, HELD))
 
 
 if __name__ == "__main__":

@@ -90,7 +90,8 @@ class ResidentRows:
     by_row_id: np.ndarray  # argsort of row_ids
     sorted_row_ids: np.ndarray  # row_ids[by_row_id]
     id_rank: np.ndarray    # each row's place in id order (ties between hits are broken by id)
-    payload: Payloads      # text, display, macro_label, context, in a temporary file
+    payload: Payloads      # text, display, macro_label, context, in temporary files, in scan order
+    payload_rows: np.ndarray | None  # each row's place in ``payload`` (None: the same as its own)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -101,8 +102,21 @@ class ResidentRows:
         one scan, then the vectors batch by batch, quantised and written to the file as they come
         (no float32 matrix of the whole table is ever in memory). ``stop``: an event that, once set,
         ends the read at the next batch (StoreError)."""
-        data = table.search().select([*RANKING, *PAYLOAD]).with_row_id(True).limit(None).to_arrow()
+        data = table.search().select(list(RANKING)).with_row_id(True).limit(None).to_arrow()
         row_ids = data.column("_rowid").to_numpy()
+        payload = Payloads(len(row_ids), len(PAYLOAD))
+        at = 0
+        for batch in table.search().select(list(PAYLOAD)).with_row_id(True).limit(None).to_batches():
+            if stop is not None and stop.is_set():
+                raise StoreError("reading the vector table into memory was stopped (the process is exiting)")
+            if at + batch.num_rows > len(row_ids) or not np.array_equal(batch.column("_rowid").to_numpy(),
+                                                                        row_ids[at:at + batch.num_rows]):
+                raise StoreError(f"the vector table's version {version} was read in two different orders")
+            payload.add(at, [batch.column(name) for name in PAYLOAD])
+            at += batch.num_rows
+            del batch
+        if at != len(row_ids):
+            raise StoreError(f"the vector table's version {version} gave {at} payloads for {len(row_ids)} rows")
 
         def blocks() -> Iterator[tuple[int, np.ndarray]]:
             at = 0
@@ -119,13 +133,20 @@ class ResidentRows:
             if at != len(row_ids):
                 raise StoreError(f"the vector table's version {version} gave {at} vectors for {len(row_ids)} rows")
 
-        return cls.from_arrow(data, blocks(), version, dim)
+        held = cls.from_arrow(data, blocks(), version, dim, payload)
+        del data
+        pa.default_memory_pool().release_unused()  # the scan's buffers: back to the system, not kept by arrow
+        return held
 
     @classmethod
     def from_arrow(cls, data: pa.Table, vectors: np.ndarray | Iterable[tuple[int, np.ndarray]], version: int,
-                   dim: int | None = None) -> ResidentRows:
-        """``data``: every row of the table with the ranking and payload columns and ``_rowid``;
-        ``vectors``: their vectors, row for row (a matrix, or (first row, block) pairs in order)."""
+                   dim: int | None = None, payload: Payloads | None = None) -> ResidentRows:
+        """``data``: every row of the table with the ranking columns and ``_rowid`` (and the payload
+        columns unless ``payload`` holds them already, row for row); ``vectors``: their vectors, row
+        for row (a matrix, or (first row, block) pairs in order)."""
+        if payload is None:
+            payload = Payloads(data.num_rows, len(PAYLOAD))
+            payload.add(0, [data.column(name).combine_chunks() for name in PAYLOAD])
         if isinstance(vectors, np.ndarray):
             dim = vectors.shape[1]
             matrix = vectors
@@ -134,10 +155,10 @@ class ResidentRows:
         n = data.num_rows
         videos = pc.dictionary_encode(data.column("video_id").combine_chunks())
         codes = videos.indices.to_numpy(zero_copy_only=False)
-        place = None
+        place = scan_of = None
         if len(codes) and np.any(np.diff(codes) < 0):  # a video's rows are not contiguous: group them
             order = np.argsort(codes, kind="stable")
-            data = data.take(pa.array(order))
+            data, scan_of = data.take(pa.array(order)), order
             place = np.empty(n, dtype=np.int64)
             place[order] = np.arange(n)  # where the scan's row i is held
             videos = pc.dictionary_encode(data.column("video_id").combine_chunks())
@@ -169,7 +190,7 @@ class ResidentRows:
             kind_codes=kinds.indices.to_numpy(zero_copy_only=False).astype(np.int16),
             kind_names=tuple(kinds.dictionary.to_pylist()), codes=quantised, scales=scales, bounds=bounds,
             exact=exact, videos=slices, by_row_id=by_row_id, sorted_row_ids=row_ids[by_row_id], id_rank=id_rank,
-            payload=Payloads([data.column(name).to_pylist() for name in PAYLOAD]),
+            payload=payload, payload_rows=scan_of,
         )
 
     # --- which rows ---------------------------------------------------------------------
@@ -212,7 +233,8 @@ class ResidentRows:
         if not len(at):
             return {}
         ids = self.ids.take(pa.array(at, pa.int64())).to_pylist()
-        return dict(zip(ids, self.payload.take(at.tolist()), strict=True))
+        return dict(zip(ids, self.payload.take((at if self.payload_rows is None else self.payload_rows[at]).tolist()),
+                        strict=True))
 
     # --- scores -------------------------------------------------------------------------
 

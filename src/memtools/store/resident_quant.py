@@ -10,8 +10,9 @@
   rows that can reach a query's top ``limit`` (``candidates``), so scores and order are the float32
   ones. Reads go through the page cache, never into the process's memory map: RSS stays the
   held rows' size however many videos are searched.
-* **the payloads** (text, display, macro label, context) in the same kind of file, one JSON row
-  each, read for the shown moments only (8 bytes a row held: its offset).
+* **the payloads** (text, display, macro label, context) in the same kind of file, the columns'
+  UTF-8 bytes as arrow holds them, read for the shown moments only (33 bytes a row held: where
+  each value starts, and whether it is null).
 
 The files are unnamed (``tempfile.TemporaryFile``, ``O_TMPFILE`` on Linux): the space is given
 back when the rows are dropped or the process ends, whatever way it ends.
@@ -19,12 +20,12 @@ back when the rows are dropped or the process ends, whatever way it ends.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Sequence
 
 import numpy as np
+import pyarrow as pa
 
 from memtools.errors import StoreError
 
@@ -123,28 +124,51 @@ class ExactVectors:
 
 
 class Payloads:
-    """Each held row's (text, display, macro_label, context), one JSON list a row, in a ``RowFile``."""
+    """Each held row's (text, display, macro_label, context): each column's UTF-8 bytes in its own
+    ``RowFile``, where each value starts (int64) and whether it is null held (33 bytes a row).
+    Written batch by batch from the arrow buffers as they are: no Python object per row, and
+    never the whole column in memory. Rows are numbered in the order they were added."""
 
-    def __init__(self, columns: Sequence[list]) -> None:
-        self.file = RowFile()
-        encoded = [json.dumps(row, ensure_ascii=False).encode() for row in zip(*columns, strict=True)]
-        sizes = np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded))
-        self.offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=self.offsets[1:])
-        at = 0
-        for start in range(0, len(encoded), 4096):  # in chunks of a few MB
-            chunk = b"".join(encoded[start:start + 4096])
-            self.file.write_at(chunk, at)
-            at += len(chunk)
+    def __init__(self, rows: int, columns: int) -> None:
+        self.files = [RowFile() for _ in range(columns)]
+        self.starts = np.zeros((columns, rows + 1), dtype=np.int64)
+        self.valid = np.ones((columns, rows), dtype=bool)
+        self._ends = [0] * columns
 
-    def take(self, positions: Sequence[int]) -> list[tuple]:
+    def add(self, at: int, columns: Sequence[pa.Array]) -> None:
+        """The values of rows ``at``, ``at + 1``, ... (rows must be added in order)."""
+        for c, column in enumerate(columns):
+            column = column.cast(pa.large_string())
+            n = len(column)
+            _, offsets, data = column.buffers()
+            where = np.frombuffer(offsets, dtype=np.int64)[column.offset:column.offset + n + 1] \
+                if n else np.zeros(1, dtype=np.int64)
+            first, last = int(where[0]), int(where[-1])
+            if data is not None and last > first:
+                self.files[c].write_at(np.frombuffer(data, dtype=np.uint8)[first:last], self._ends[c])
+            self.starts[c, at:at + n + 1] = where - first + self._ends[c]
+            self._ends[c] += last - first
+            if column.null_count:
+                self.valid[c, at:at + n] = column.is_valid().to_numpy(zero_copy_only=False)
+
+    def take(self, rows: Sequence[int]) -> list[tuple]:
         found = []
-        for p in positions:
-            start, stop = int(self.offsets[p]), int(self.offsets[p + 1])
-            raw = np.empty(stop - start, dtype=np.uint8)
-            self.file.read_into(raw, start)
-            found.append(tuple(json.loads(raw.tobytes())))
+        for p in rows:
+            row: list[str | None] = []
+            for c, file in enumerate(self.files):
+                if not self.valid[c, p]:
+                    row.append(None)
+                    continue
+                start, stop = int(self.starts[c, p]), int(self.starts[c, p + 1])
+                raw = np.empty(stop - start, dtype=np.uint8)
+                file.read_into(raw, start)
+                row.append(raw.tobytes().decode())
+            found.append(tuple(row))
         return found
+
+    @property
+    def nbytes(self) -> int:
+        return self.starts.nbytes + self.valid.nbytes
 
 
 def _runs(positions: np.ndarray) -> list[tuple[int, int, int]]:
