@@ -13,7 +13,7 @@ columns and vectors, not comparing. Held rows answer the same queries in a few m
   lance's ``refine_factor`` does, without reading 500 vectors and six columns per query;
 * **payloads** (text, display, macro label, context) of the shown rows are read by offset.
 
-What is in memory is small (~0.6 KB a MiniLM row, ~0.3 GB at 1,000 h): the ranking columns and
+What is in memory is small (~0.55 KB a MiniLM row, 228 MiB at 1,000 h): the ranking columns and
 int8 vectors with a per-row scale and error bound. The exact float32 vectors and the payloads
 are in unnamed temporary files (``memtools.store.resident_quant``). A query asking for fewer rows
 than it filters ranks them by the int8 vectors and re-scores exactly every row whose error bound
