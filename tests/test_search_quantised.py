@@ -4,7 +4,9 @@ order equal an exact float32 search over every row, with and without filters (is
 
 from __future__ import annotations
 
+import gc
 import logging
+import os
 import tempfile
 
 import numpy as np
@@ -13,7 +15,7 @@ import pytest
 
 from memtools.store.base import SearchFilter, SearchQuery
 from memtools.store.resident import ResidentRows
-from memtools.store.resident_quant import HEAD, candidates, quantise
+from memtools.store.resident_quant import HEAD, RowFile, candidates, quantise
 from memtools.store.vectors import LanceIndex
 from test_search_resident import DIM, make
 
@@ -170,3 +172,14 @@ def test_no_room_for_the_held_files_leaves_search_to_lance(tmp_path, monkeypatch
     assert "set TMPDIR" in caplog.text
     query = SearchQuery("vector", 5, np.ones(DIM, dtype=np.float32))
     assert [h.id for h in index.search(query)] == [h.id for h in plain.search(query)]
+
+
+def test_dropped_rows_give_their_files_back():
+    file = RowFile()
+    file.write_at(b"x" * 4096, 0)
+    fd = file.fd
+    os.fstat(fd)
+    del file
+    gc.collect()
+    with pytest.raises(OSError):
+        os.fstat(fd)

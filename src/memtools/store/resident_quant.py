@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -75,6 +76,7 @@ class RowFile:
             raise HeldFilesError(f"no temporary file for the held search rows in {tempfile.gettempdir()} "
                                  f"(set TMPDIR to a writable folder): {exc}") from exc
         self.fd = self._file.fileno()
+        weakref.finalize(self, self._file.close)  # closed (and its space given back) with the held rows
 
     def write_at(self, data: np.ndarray | bytes, offset: int) -> None:
         view = memoryview(data if isinstance(data, bytes) else data.data).cast("B")
