@@ -213,11 +213,25 @@ def tool_calls(memory, rng: random.Random, n: int, queries: list[str]) -> dict[s
     return calls
 
 
-HELD: dict[float, tuple[float, float]] = {}  # hours -> (seconds to read the search rows, RSS after)
+# hours -> (seconds to read the search rows, RSS before, RSS after, MiB the held arrays take)
+HELD: dict[float, tuple[float, float, float, float]] = {}
+
+
+def held_mb(rows) -> float:
+    """MiB of memory the held search rows' arrays take (numpy and arrow; files not counted)."""
+    total = 0
+    for value in vars(rows).values():
+        if isinstance(value, dict):
+            total += 100 * len(value)  # the video slices
+        total += getattr(value, "nbytes", 0) if not isinstance(value, int) else 0
+        inner = None if hasattr(value, "nbytes") else getattr(value, "offsets", None)  # payloads' offsets
+        total += getattr(inner, "nbytes", 0)
+    return total / (1 << 20)
 
 
 
-def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n: int = 50) -> dict[str, dict]:
+def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n: int = 50,
+            only: str = "") -> dict[str, dict]:
     import _synthetic
     from memtools.embed import default_embedder
     from memtools.store import Memory
@@ -231,14 +245,14 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n:
         for query in queries[-80:-40]:  # torch's first calls per input length are slow
             embedder.embed_query(query)
         if hasattr(memory.vectors, "hold_rows"):  # a running server's state: its search rows are in memory
-            start = time.perf_counter()
-            memory.vectors.hold_rows()
-            HELD[hours] = (time.perf_counter() - start, rss_mb())
+            before, start = rss_mb(), time.perf_counter()
+            rows = memory.vectors.hold_rows()
+            HELD[hours] = (time.perf_counter() - start, before, rss_mb(), held_mb(rows) if rows else float("nan"))
         warmup = tool_calls(memory, random.Random(seed + 1), 2, queries[-40:])
         for fns in warmup.values():
             for fn in fns:
                 fn().render()
-        calls = tool_calls(memory, random.Random(seed), n, queries)
+        calls = {k: v for k, v in tool_calls(memory, random.Random(seed), n, queries).items() if k.startswith(only)}
         profile = Profile()
         with profile.installed(embedder):
             for name, fns in calls.items():
@@ -253,6 +267,8 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n:
         # The first call per video: the cached outlines (root, super and macro events) dropped
         # before every call, so each call reads its video's outline from the graph again.
         for name in NAVIGATION:
+            if name not in calls:
+                continue
             times = []
             for fn in calls[name][:first_n]:
                 memory._outlines.clear()
@@ -265,7 +281,8 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n:
         with Memory.open(path, embedder, idle_release=0) as memory:
             if hasattr(memory.vectors, "hold_rows"):
                 memory.vectors.hold_rows()
-            calls = tool_calls(memory, random.Random(seed + 2), reopen_n, queries[13 * n:])
+            calls = {k: v for k, v in tool_calls(memory, random.Random(seed + 2), reopen_n, queries[13 * n:]).items()
+                     if k.startswith(only)}
             for name, fns in calls.items():
                 times = []
                 for fn in fns:
@@ -287,6 +304,7 @@ def main() -> None:
     parser.add_argument("--rebuild", action="store_true", help="rebuild memories even when cached")
     parser.add_argument("--batch-hours", type=float, default=100.0, help="hours of video per write batch")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--only", default="", help="measure only the tools whose name starts with this")
     parser.add_argument("--json", type=Path, help="also write the raw numbers here")
     parser.add_argument("--build-only", action="store_true", help="build (or find) the memories and stop")
     parser.add_argument("--child-cold", nargs=3, metavar=("PATH", "VIDEO", "QUERY"), help=argparse.SUPPRESS)
@@ -307,17 +325,17 @@ def main() -> None:
         video = _synthetic.plan_videos(hours, args.seed)[0][0]
         cold = cold_start(path, video, "man with glasses repairing a bicycle", args.cold_repeats)
         started = time.perf_counter()
-        tools = measure(path, hours, args.calls, args.seed, args.reopen_calls)
+        tools = measure(path, hours, args.calls, args.seed, args.reopen_calls, only=args.only)
         print(f"  measured in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         sizes.append({"hours": hours, "build": stats, "disk_mb": dir_size_mb(path), "cold": cold, "tools": tools,
-                      "rss_mb": rss_mb()})
+                      "rss_mb": rss_mb(), "held": HELD.get(hours)})
     if args.build_only:
         return
     print(f"\n## Tool latency (load average at the end: {load_average()}; "
           f"{args.calls} warm + {args.reopen_calls} reopen calls per tool)\n")
-    print(report(sizes, HELD))
     if args.json:
         args.json.write_text(json.dumps(sizes, indent=1, default=str))
+    print(report(sizes, HELD))
 
 
 if __name__ == "__main__":

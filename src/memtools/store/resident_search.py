@@ -15,6 +15,7 @@ from memtools.errors import StoreError
 from memtools.store.base import HitColumns, SearchQuery
 from memtools.store.lance_filter import filter_where, table_at
 from memtools.store.resident import ResidentRows, row_bytes
+from memtools.store.resident_quant import HeldFilesError
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +125,8 @@ class ResidentSearch:
             table = table_at(self._db, "nodes", version)  # its own handle: a refresh cannot move it mid-read
             if table.count_rows() * row_bytes(self.dim) <= self.resident_bytes:
                 rows = ResidentRows.read(table, version, self.dim, stop=background.EXITING)
+        except HeldFilesError as exc:  # this version is searched by lance; the next write tries again
+            log.warning("%s; searches read the table instead", exc)
         except StoreError:
             raise
         except Exception as exc:  # lance raises plain ValueError/OSError/RuntimeError
