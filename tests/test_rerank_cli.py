@@ -53,3 +53,37 @@ def test_serve_and_ask_take_the_flag():
         "tei:http://gpu:8080"
     assert cli.parse_args(["ask", "--memory", "m", "q", "--model", "openai:x", "--reranker", "test"]).reranker \
         == "test"
+
+
+def test_a_memtools_toml_search_table_names_the_reranker_below_the_flag_and_the_variable(
+        kitchen_memory_path, tmp_path, monkeypatch, capsys):
+    config = tmp_path / "memtools.toml"
+    config.write_text('[build]\nconcurrency = 4\n\n[search]\nreranker = "test"\n')
+    monkeypatch.delenv("MEMTOOLS_RERANKER")
+    query = ["tool", "search_nodes", "--memory", str(kitchen_memory_path), "--query", "pan", "--json"]
+    assert main([*query, "--config", str(config)]) == 0
+    assert json.loads(capsys.readouterr().out)["reranked_by"] == "test:word-overlap"
+
+    monkeypatch.setenv("MEMTOOLS_RERANKER", "none")  # the variable wins over the file
+    assert main([*query, "--config", str(config)]) == 0
+    assert json.loads(capsys.readouterr().out)["reranked_by"] == ""
+    monkeypatch.delenv("MEMTOOLS_RERANKER")
+    assert main([*query, "--reranker", "none", "--config", str(config)]) == 0  # and so does the flag
+    assert json.loads(capsys.readouterr().out)["reranked_by"] == ""
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('[search]\nreranker = 5\n', "[search] reranker must be a string"),
+    ('[search]\nreranker = "cohere:x"\n', "unknown reranker spec 'cohere:x'"),
+    ('[search]\nrerankr = "test"\n', "unknown search setting(s) rerankr in [search]; valid: reranker"),
+    ('[search\n', "is not valid TOML"),
+])
+def test_a_bad_search_table_exits_2_naming_the_file_and_the_problem(kitchen_memory_path, tmp_path, text, says,
+                                                                    capsys):
+    config = tmp_path / "memtools.toml"
+    config.write_text(text)
+    with pytest.raises(SystemExit) as exit_:
+        main(["tool", "search_nodes", "--memory", str(kitchen_memory_path), "--query", "pan", "--config", str(config)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"--config {config}:" in err and says in err

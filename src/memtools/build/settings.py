@@ -49,7 +49,9 @@ class BuildSettings(BaseModel):
     config: BuildConfig = BuildConfig()
 
 
-def load_config_file(path: str | os.PathLike) -> dict[str, Any]:
+def load_config_file(path: str | os.PathLike, table: str = "build") -> dict[str, Any]:
+    """The ``[table]`` of a TOML (or JSON) settings file; for ``build``, a file without tables is the
+    build table itself."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -64,9 +66,9 @@ def load_config_file(path: str | os.PathLike) -> dict[str, Any]:
         raise ConfigError(f"{p} is not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{p} must hold a table of settings")
-    section = data.get("build", data)
+    section = data.get(table, data if table == "build" else {})
     if not isinstance(section, dict):
-        raise ConfigError(f"[build] in {p} must be a table")
+        raise ConfigError(f"[{table}] in {p} must be a table")
     return section
 
 

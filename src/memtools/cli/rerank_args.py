@@ -36,11 +36,45 @@ class _UseReranker(argparse.Action):
         setattr(namespace, self.dest, spec)
 
 
+class _SearchSettings(argparse.Action):
+    """``--config FILE``: the ``[search]`` table of a memtools.toml (``reranker = "SPEC"``). The file
+    names the reranker only where neither ``--reranker`` nor ``$MEMTOOLS_RERANKER`` does, as a build's
+    ``[build]`` table gives way to flags and the environment."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from memtools.build.settings import load_config_file
+        from memtools.errors import ConfigError
+        from memtools.rerank import check_reranker_spec
+
+        try:
+            table = load_config_file(str(values), "search")
+            unknown = sorted(set(table) - SEARCH_SETTINGS)
+            if unknown:
+                raise ConfigError(f"unknown search setting(s) {', '.join(unknown)} in [search]; valid: "
+                                  f"{', '.join(sorted(SEARCH_SETTINGS))}")
+            spec = table.get("reranker")
+            if spec is not None and not isinstance(spec, str):
+                raise ConfigError(f"[search] reranker must be a string such as \"http:MODEL@URL\", not {spec!r}")
+            checked = check_reranker_spec(spec) if spec is not None else None
+        except ConfigError as exc:
+            parser.error(f"{option_string} {values}: {exc}")
+        if checked is not None and getattr(namespace, "reranker", None) is None and not os.environ.get(RERANKER_ENV):
+            os.environ[RERANKER_ENV] = checked
+        setattr(namespace, self.dest, values)
+
+
+SEARCH_SETTINGS = frozenset({"reranker"})
+
+
 def add_reranker_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reranker", metavar="SPEC", default=None, action=_UseReranker,
                    help="rerank search results (search_nodes, search_graph, search_entities): http:MODEL@URL "
                         "(Cohere/Jina/Infinity/vLLM /rerank, key in $MEMTOOLS_RERANKER_API_KEY), tei:URL, "
-                        "cross-encoder:PATH, llm:openai:MODEL[@URL], or none; default: $MEMTOOLS_RERANKER, else none")
+                        "cross-encoder:PATH, llm:openai:MODEL[@URL], or none; default: $MEMTOOLS_RERANKER, else "
+                        "the --config file's [search] reranker, else none")
+    p.add_argument("--config", metavar="FILE", default=None, action=_SearchSettings, dest="search_config",
+                   help='settings file (memtools.toml): its [search] table may name the reranker, reranker = "SPEC"')
 
 
 def describe_reranker() -> str:

@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Literal
 
+from memtools.cli.rerank_args import add_reranker_arg
 from memtools.errors import MemtoolsError
 from memtools.mcp.http import HttpOptions, authenticator, check_exposure, run_http
 from memtools.mcp.server import _version, build_server
@@ -73,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
                     "--transport http).",
     )
     add_serve_arguments(parser)
+    add_reranker_arg(parser)  # the same --reranker and --config as `memtools serve`
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log requests and details to stderr")
     args = parser.parse_args(argv)
