@@ -172,7 +172,9 @@ async def test_follow_lands_windows_while_an_mcp_client_reads(tmp_path):
     assert proc.returncode == 0, output
     assert "end of stream" in output
     assert all(BUSY in e for e in errors), errors  # the only error a reader may meet
-    assert seen[:2] == [2, 4] and seen == sorted(seen), seen  # new episodes appeared without a restart
+    # new episodes appeared without a restart: the first window's 2, then more (a window's episodes may
+    # land one by one, so 3 can be seen between 2 and 4), never fewer
+    assert seen[0] == 2 and len(seen) >= 3 and any(c >= 4 for c in seen) and seen == sorted(seen), seen
     assert len(final.structured_content["matches"]) == 10  # 100 s of stream, episodes of 10 s
     assert not summary.is_error and "chunks/super_" in summary.content[0].text
     with Memory.open(memory, TestEmbedder(64)) as opened:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from memtools.cli.common import add_memory_arg, open_memory
-from memtools.cli.rerank_args import add_reranker_arg
 from memtools.errors import ConfigError
+from memtools.rerank.arguments import add_reranker_arg
 
 
 def add_model_args(p: argparse.ArgumentParser) -> None:

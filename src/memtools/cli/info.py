@@ -6,7 +6,7 @@ import argparse
 
 from memtools.cli.common import add_memory_arg, open_memory
 from memtools.cli.costs import add_prices_arg
-from memtools.cli.rerank_args import add_reranker_arg, describe_reranker
+from memtools.rerank.arguments import add_reranker_arg, describe_reranker
 from memtools.store.failures import failed_videos
 from memtools.store.integrity import damage_message, quick_problems
 from memtools.tools.text import hms

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from memtools.cli.common import add_serve_arguments
-from memtools.cli.rerank_args import add_reranker_arg
+from memtools.rerank.arguments import add_reranker_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:

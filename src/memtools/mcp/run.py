@@ -12,11 +12,11 @@ import os
 import sys
 from typing import Literal
 
-from memtools.cli.rerank_args import add_reranker_arg
 from memtools.errors import MemtoolsError
 from memtools.mcp.http import HttpOptions, authenticator, check_exposure, run_http
 from memtools.mcp.server import _version, build_server
 from memtools.options import add_serve_arguments, resolve_memory
+from memtools.rerank.arguments import add_reranker_arg
 from memtools.store import Memory
 
 log = logging.getLogger(__name__)

@@ -78,10 +78,12 @@ def check_folder(folder: Path, *, create: bool) -> None:
 
 
 def expected_rows(manifest: Manifest) -> int:
-    """Lance rows the manifest implies: one per searchable node of every ready video, plus the
-    video's profile row (its root, which library search ranks videos by)."""
+    """Lance rows the manifest implies: one per searchable node of every written video, plus the
+    video's profile row (its root, which library search ranks videos by). A video being built again
+    (or whose new build failed) keeps its counts and rows until the new version replaces them; a
+    ``lost`` one has none."""
     return sum((1 if entry.counts else 0) + sum(entry.counts.get(kind, 0) for kind in SEARCHABLE)
-               for entry in manifest.videos.values() if entry.status == "ready")
+               for entry in manifest.videos.values() if entry.status != "lost")
 
 
 def expected_tables(manifest: Manifest, rows: int) -> dict[str, str]:
