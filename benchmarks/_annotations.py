@@ -119,14 +119,26 @@ def ceiling(memory_source: Path, queries: list[Query]) -> float:
     return hit / len(queries)
 
 
-def run(args, dataset: str) -> None:
+@dataclass
+class Prepared:
+    """A dataset's benchmark memory (built once, then cached) and the queries to ask it."""
+
+    source: Path
+    path: Path
+    embedder: CachedEmbedder
+    build_s: float
+    videos: int
+    queries: list[Query]
+    sample: list[Query]
+
+
+def prepare(args, dataset: str) -> Prepared:
+    """Build (or find) the memory of ``dataset`` and embed the sampled queries once (cached)."""
     from memtools.embed import default_embedder
-    from memtools.store import Memory
-    from memtools.tools.search import DEFAULT_PRESET, PRESETS
 
     source, query_file = files(args.data, dataset)
-    embedder = CachedEmbedder(default_embedder(), args.workdir / f"memtools-{dataset}-texts.npz")
-    path = args.workdir / f"memtools-{dataset}"
+    embedder = CachedEmbedder(default_embedder(), Path(args.workdir) / f"memtools-{dataset}-texts.npz")
+    path = Path(args.workdir) / f"memtools-{dataset}"
     print(f"memory of {source} -> {path}", file=sys.stderr)
     build_s, videos = build(path, source, embedder)
     queries = read_queries(query_file)
@@ -135,6 +147,16 @@ def run(args, dataset: str) -> None:
     embedder.cache.fill([q.text for q in sample])
     embedder.cache.save()
     embedder.queries = {q.text: embedder.cache.vectors[q.text] for q in sample}
+    return Prepared(source, path, embedder, build_s, videos, queries, sample)
+
+
+def run(args, dataset: str) -> None:
+    from memtools.store import Memory
+    from memtools.tools.search import DEFAULT_PRESET, PRESETS
+
+    ready = prepare(args, dataset)
+    source, path, embedder, build_s, videos = ready.source, ready.path, ready.embedder, ready.build_s, ready.videos
+    queries, sample = ready.queries, ready.sample
     presets = {name: PRESETS[name] for name in (args.presets or PRESETS)}
     with Memory.open(path, embedder) as memory:
         rows = memory.vectors.count()

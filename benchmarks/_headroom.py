@@ -13,13 +13,11 @@ for 100 moments (the first N of those are exactly the first N the tool ranks for
 
 from __future__ import annotations
 
-import random
 import sys
 import time
-from pathlib import Path
 
-from _annotations import build, files, iou, read_queries
-from _common import CachedEmbedder, markdown_table
+from _annotations import iou, prepare
+from _common import markdown_table
 
 DEPTHS = (5, 10, 20, 50, 100)
 SCOPES = ("within video", "library-wide")
@@ -49,22 +47,12 @@ def first_correct(memory, tools, config, query, scope: str) -> int | None:
 
 
 def run_headroom(args, dataset: str) -> None:
-    from memtools.embed import default_embedder
     from memtools.store import Memory
     from memtools.tools import MemoryTools
     from memtools.tools.search import DEFAULT_PRESET, PRESETS
 
-    source, query_file = files(args.data, dataset)
-    embedder = CachedEmbedder(default_embedder(), Path(args.workdir) / f"memtools-{dataset}-texts.npz")
-    path = Path(args.workdir) / f"memtools-{dataset}"
-    print(f"memory of {source} -> {path}", file=sys.stderr)
-    _, videos = build(path, source, embedder)
-    queries = read_queries(query_file)
-    sample = queries if args.limit <= 0 or args.limit >= len(queries) else \
-        sorted(random.Random(args.seed).sample(queries, args.limit), key=queries.index)
-    embedder.cache.fill([q.text for q in sample])
-    embedder.cache.save()
-    embedder.queries = {q.text: embedder.cache.vectors[q.text] for q in sample}
+    ready = prepare(args, dataset)
+    path, embedder, videos, queries, sample = ready.path, ready.embedder, ready.videos, ready.queries, ready.sample
     name = (args.presets or [DEFAULT_PRESET])[0]
     config = PRESETS[name]
     if getattr(args, "open_videos", None):

@@ -18,22 +18,7 @@ from memtools.rerank import (
     reranker_name,
 )
 from memtools.rerank.stage import rerank_order
-
-
-class Scripted:
-    """A reranker that answers what it is told to (a list, an exception, or a wait on ``release``)."""
-
-    name = "scripted"
-
-    def __init__(self, answer=None, error: Exception | None = None, release: threading.Event | None = None) -> None:
-        self.answer, self.error, self.release = answer, error, release
-
-    def rerank(self, query, documents):
-        if self.release is not None:
-            self.release.wait(30)
-        if self.error is not None:
-            raise self.error
-        return self.answer
+from rerank_support import ScriptedReranker
 
 
 def test_the_fake_is_a_reranker_and_prefers_candidates_that_say_what_the_query_asks():
@@ -57,17 +42,17 @@ def test_checked_scores_refuses_what_a_sort_cannot_use():
 
 
 def test_reranked_order_is_by_score_with_ties_in_first_stage_order():
-    outcome = rerank_order(Scripted([0.1, 0.9, 0.1, 0.5]), "q", list("abcd"), timeout=5)
+    outcome = rerank_order(ScriptedReranker([0.1, 0.9, 0.1, 0.5]), "q", list("abcd"), timeout=5)
     assert outcome.ok and outcome.order == [1, 3, 0, 2] and outcome.scores == [0.9, 0.5, 0.1, 0.1]
 
 
 @pytest.mark.parametrize(("reranker", "said"), [
-    (Scripted([0.3]), "returned 1 score(s) for 3"),
-    (Scripted([0.3, float("nan"), 0.1]), "non-finite"),
-    (Scripted(["a", "b", "c"]), "non-number"),
-    (Scripted(None), "NoneType"),
-    (Scripted(error=RerankError("server said no\ntraceback...")), "failed: server said no"),
-    (Scripted(error=KeyError("internal detail")), "failed (KeyError)"),
+    (ScriptedReranker([0.3]), "returned 1 score(s) for 3"),
+    (ScriptedReranker([0.3, float("nan"), 0.1]), "non-finite"),
+    (ScriptedReranker(["a", "b", "c"]), "non-number"),
+    (ScriptedReranker(None), "NoneType"),
+    (ScriptedReranker(error=RerankError("server said no\ntraceback...")), "failed: server said no"),
+    (ScriptedReranker(error=KeyError("internal detail")), "failed (KeyError)"),
 ])
 def test_any_failure_keeps_the_first_stage_order_and_says_why(reranker, said):
     outcome = rerank_order(reranker, "q", ["a", "b", "c"], timeout=5)
@@ -78,7 +63,7 @@ def test_any_failure_keeps_the_first_stage_order_and_says_why(reranker, said):
 def test_a_reranker_past_its_timeout_is_not_waited_for():
     release = threading.Event()
     try:
-        outcome = rerank_order(Scripted([1, 2], release=release), "q", ["a", "b"], timeout=0.05)
+        outcome = rerank_order(ScriptedReranker([1, 2], release=release), "q", ["a", "b"], timeout=0.05)
     finally:
         release.set()
     assert outcome.order == [0, 1] and "no answer within 0.05 s" in outcome.warning

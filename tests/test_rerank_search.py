@@ -3,6 +3,7 @@ order shows, the fallback on failure, and that without a reranker nothing of it 
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import threading
@@ -14,23 +15,10 @@ from memtools.errors import RerankError
 from memtools.rerank import WordOverlapReranker
 from memtools.store import Memory
 from memtools.tools import MemoryTools, SearchConfig
+from rerank_support import ScriptedReranker
 from test_tools_golden import assert_golden
 
-
-class Broken:
-    """A reranker that fails the way real ones do: raises, or answers scores a sort cannot use."""
-
-    name = "broken"
-
-    def __init__(self, answer=None, error: Exception | None = None, release: threading.Event | None = None) -> None:
-        self.answer, self.error, self.release = answer, error, release
-
-    def rerank(self, query, documents):
-        if self.release is not None:
-            self.release.wait(30)
-        if self.error is not None:
-            raise self.error
-        return self.answer(documents) if callable(self.answer) else self.answer
+Broken = functools.partial(ScriptedReranker, name="broken")  # a reranker that fails the way real ones do
 
 
 class Reverse:

@@ -15,26 +15,24 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def positive_int(text: str) -> int:
-    """A whole number of 1 or more (``--batch-size``)."""
+def _whole_number(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, not {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, not {value}")
+        raise argparse.ArgumentTypeError(f"must be a whole number of {least} or more, not {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be a whole number of {least} or more, not {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """A whole number of 1 or more (``--batch-size``)."""
+    return _whole_number(text, 1)
 
 
 def non_negative_int(text: str) -> int:
     """A whole number of 0 or more (0 usually means none or off)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number of 0 or more, not {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a whole number of 0 or more, not {value}")
-    return value
+    return _whole_number(text, 0)
 
 
 def non_empty_text(text: str) -> str:
