@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from importlib import metadata
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "check-pins.py"
 
 
 def _pins_of_this_env() -> list[str]:
-    skip = {"memtools", "pip", "setuptools", "wheel"}
-    names = {}
-    for dist in metadata.distributions():
-        name = dist.metadata["Name"]
-        if name and name.lower().replace("_", "-") not in skip:
-            names[name] = dist.version
-    return [f"{name}=={version}" for name, version in sorted(names.items())]
+    """The venv's distributions, read in a fresh interpreter: this process's path may hold more (Ray, once
+    imported by another test, puts its bundled psutil and colorama on ``sys.path``)."""
+    code = ("from importlib import metadata\n"
+            "skip = {'memtools', 'pip', 'setuptools', 'wheel'}\n"
+            "names = {d.metadata['Name']: d.version for d in metadata.distributions()\n"
+            "         if d.metadata['Name'] and d.metadata['Name'].lower().replace('_', '-') not in skip}\n"
+            "print('\\n'.join(f'{n}=={v}' for n, v in sorted(names.items())))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    return out.stdout.split()
 
 
 def _check(tmp_path: Path, lines: list[str]) -> subprocess.CompletedProcess:
