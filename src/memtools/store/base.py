@@ -21,7 +21,6 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -32,9 +31,7 @@ from memtools.errors import ConfigError
 from memtools.schema import EdgeCategory, Keyframe, MacroEvent, Node, NodeKind, Speech, SuperEvent, VideoGraph
 
 if TYPE_CHECKING:
-    from memtools.embed.base import Embedder
-    from memtools.embed.images import ImageEmbedder
-    from memtools.store.manifest import Manifest
+    pass
 
 SearchMode = Literal["vector", "fulltext", "hybrid"]
 SEARCH_MODES: tuple[str, ...] = ("vector", "fulltext", "hybrid")
@@ -378,47 +375,3 @@ class VideoWrites(ABC):
 
 
 # --- what the integrity checks read of an open memory ----------------------------------------
-
-
-class MemoryParts(Protocol):
-    """An open memory as ``memtools check``, ``memtools repair`` and the per-read guard see it: its
-    folder, its manifest, graph handles and the lance tables. ``Memory`` is one; the checks depend on
-    this contract, never on ``Memory`` itself, so ``memtools.store`` has no import circle."""
-
-    path: Path
-    manifest: Manifest
-
-    def reading(self, *, guard: bool = True) -> AbstractContextManager[GraphStore]:
-        """The graph, open read-only for the block (``guard=False``: even when a part is missing)."""
-
-    def _writing(self, *, guard: bool = True) -> AbstractContextManager[GraphStore]:
-        """The graph, open read-write under the memory's write lock."""
-
-    def refresh(self) -> None: ...
-
-    def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
-        """Set each row's ``vector`` from its ``text`` with the memory's embedder."""
-
-    @property
-    def vectors_unchecked(self) -> Any:
-        """The lance tables (``memtools.store.vectors.LanceIndex``), without the guard."""
-
-    @property
-    def entities(self) -> Any:
-        """The lance ``entities`` table (``memtools.store.entity_index.EntityIndex``)."""
-
-    @property
-    def keyframes(self) -> Any:
-        """The lance ``keyframes`` table, or None in a memory without keyframe vectors."""
-
-    @property
-    def embedder(self) -> Embedder: ...
-
-    @property
-    def image_embedder(self) -> ImageEmbedder | None: ...
-
-    def frames_dir(self, video_id: str) -> Path:
-        """The folder of one video's keyframe files."""
-
-    def _commit_manifest(self, manifest: Manifest) -> None:
-        """Write the manifest of a finished write (with the table versions readers pin)."""

@@ -32,10 +32,10 @@ from typing import Any
 
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
-from memtools.store.base import MemoryParts
 from memtools.store.file_lock import try_lock, unlock
 from memtools.store.lance_check import describe, missing_index_files, table_folder, vector_dim
 from memtools.store.manifest import Manifest, read_manifest
+from memtools.store.parts import MemoryParts
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.problems import first_line as _first_line
 from memtools.store.vector_check import check_entities, check_nodes, entity_videos

@@ -24,7 +24,8 @@ from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.table_swap import AsideTable
 
 if TYPE_CHECKING:
-    from memtools.store.base import GraphStore, MemoryParts
+    from memtools.store.base import GraphStore
+    from memtools.store.parts import MemoryParts
 
 PART = "keyframes"
 def check_keyframes(memory: MemoryParts, manifest: Manifest, ready: list[str], report: Report) -> None:

@@ -19,7 +19,7 @@ from memtools.store.manifest import EmbedderInfo, Manifest
 
 if TYPE_CHECKING:
     from memtools.embed.images import ImageEmbedder
-    from memtools.store.base import MemoryParts
+    from memtools.store.parts import MemoryParts
 
 log = logging.getLogger(__name__)
 

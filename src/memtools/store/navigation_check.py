@@ -19,8 +19,9 @@ from memtools.store.manifest import read_manifest
 from memtools.store.problems import Problem, Report
 
 if TYPE_CHECKING:
-    from memtools.store.base import GraphStore, MemoryParts
+    from memtools.store.base import GraphStore
     from memtools.store.manifest import Manifest
+    from memtools.store.parts import MemoryParts
 
 PART = "navigation"
 EXAMPLES = 3  # videos named one by one; the rest are counted in one line

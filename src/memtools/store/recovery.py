@@ -29,7 +29,8 @@ from memtools.store.manifest import EmbedderInfo, VideoEntry, read_manifest
 from memtools.store.problems import Problem
 
 if TYPE_CHECKING:
-    from memtools.store.base import GraphStore, MemoryParts
+    from memtools.store.base import GraphStore
+    from memtools.store.parts import MemoryParts
 
 JOURNAL = integrity.JOURNAL_FILE
 MARK_TABLE = "WriteMark"

@@ -47,7 +47,8 @@ from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.repair_vectors import rebuild_vectors
 
 if TYPE_CHECKING:
-    from memtools.store.base import GraphStore, MemoryParts
+    from memtools.store.base import GraphStore
+    from memtools.store.parts import MemoryParts
     from memtools.store.table_swap import AsideTable
 
 log = logging.getLogger(__name__)

@@ -20,7 +20,8 @@ from memtools.store.table_swap import AsideTable, RebuildFailed
 from memtools.store.vectors import nodes_schema
 
 if TYPE_CHECKING:
-    from memtools.store.base import GraphStore, MemoryParts
+    from memtools.store.base import GraphStore
+    from memtools.store.parts import MemoryParts
 
 VIDEOS_PER_WRITE = 50
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from memtools.store.base import MemoryParts
 from memtools.store.lance_check import index_problems, table_folder, vector_dim
 from memtools.store.manifest import Manifest
+from memtools.store.parts import MemoryParts
 from memtools.store.problems import Problem, Report, unreadable
 
 

@@ -46,11 +46,12 @@ from memtools.store.payload import index_rows
 if TYPE_CHECKING:
     from memtools.embed.base import Embedder
     from memtools.embed.images import ImageEmbedder
-    from memtools.store.base import GraphEngine, GraphStore, MemoryParts
+    from memtools.store.base import GraphEngine, GraphStore
     from memtools.store.entity_index import EntityIndex
     from memtools.store.keyframe_index import KeyframeIndex
     from memtools.store.manifest import Manifest
     from memtools.store.outline import Outline
+    from memtools.store.parts import MemoryParts
     from memtools.store.vectors import LanceIndex
 
 EMBED_BATCH = 4096  # texts per embedder call: the embedder sorts a call by length, so fewer pads
