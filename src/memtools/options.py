@@ -18,13 +18,20 @@ MEMORY_ENV = "MEMTOOLS_MEMORY"
 """Environment variable naming the memory folder when ``--memory`` is not given."""
 
 
-def add_memory_arg(p: argparse.ArgumentParser, required: bool = True) -> None:
+def add_memory_arg(p: argparse.ArgumentParser, required: bool = True, *, published: bool = False) -> None:
     """``--memory DIR`` on a subcommand. It may also come before the subcommand (``memtools --memory DIR
-    info``) or from ``$MEMTOOLS_MEMORY``; ``resolve_memory`` checks, after parsing, that one was given."""
-    from memtools.cli.arg_types import folder  # here, not at the top: memtools.cli imports this module
+    info``) or from ``$MEMTOOLS_MEMORY``; ``resolve_memory`` checks, after parsing, that one was given.
+    ``published``: ``s3://bucket/prefix`` (a memory published with ``memtools publish``) is accepted too."""
+    from memtools.cli.arg_types import folder, folder_or_uri  # here, not at the top: memtools.cli imports this
 
-    p.add_argument("--memory", "-m", type=folder, default=argparse.SUPPRESS, metavar="DIR",
-                   help=f"memory folder (created by import-captions or build); default ${MEMORY_ENV}")
+    if published:
+        p.add_argument("--memory", "-m", type=folder_or_uri, default=argparse.SUPPRESS, metavar="DIR|s3://...",
+                       help="memory folder (created by import-captions or build), or s3://BUCKET/PREFIX where "
+                            f"`memtools publish` put it (served read-only, following new versions); default "
+                            f"${MEMORY_ENV}")
+    else:
+        p.add_argument("--memory", "-m", type=folder, default=argparse.SUPPRESS, metavar="DIR",
+                       help=f"memory folder (created by import-captions or build); default ${MEMORY_ENV}")
     p.set_defaults(memory_required=required)
 
 
@@ -32,7 +39,7 @@ def resolve_memory(args: argparse.Namespace) -> str | None:
     """Fill ``args.memory`` from ``$MEMTOOLS_MEMORY`` when no ``--memory`` was given; the problem, if any."""
     if getattr(args, "memory", None) is None:
         env = os.environ.get(MEMORY_ENV, "").strip()
-        args.memory = Path(env) if env else None
+        args.memory = (env if "://" in env else Path(env)) if env else None
     if args.memory is None and getattr(args, "memory_required", False):
         return f"the memory folder is missing: pass --memory DIR (before or after the command) or set {MEMORY_ENV}"
     return None
@@ -61,7 +68,9 @@ def _env(name: str, default: str) -> str:
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     """The options ``memtools serve`` and ``memtools-mcp`` share (``$MEMTOOLS_TRANSPORT``, ``$MEMTOOLS_HOST`` and
     ``$MEMTOOLS_PORT`` give defaults for the first three)."""
-    add_memory_arg(p)
+    from memtools.cli.arg_types import folder, positive_seconds
+
+    add_memory_arg(p, published=True)
     transport = _env(TRANSPORT_ENV, "stdio")
     p.add_argument("--transport", choices=("stdio", "http"), default=transport if transport in ("stdio", "http")
                    else "stdio", help=f"stdio (for client configs) or streamable HTTP at http://HOST:PORT/mcp with "
@@ -75,6 +84,12 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tool-prefix", default="", metavar="PREFIX",
                    help="put PREFIX before every tool name (e.g. memtools_, so search_nodes cannot collide with "
                         "another server's tool)")
+    r = p.add_argument_group("read replicas (--memory s3://BUCKET/PREFIX)")
+    r.add_argument("--poll-seconds", type=positive_seconds, default=30.0, metavar="S",
+                   help="read LATEST.json this often and move to a newer published version (default 30)")
+    r.add_argument("--cache-dir", type=folder, default=None, metavar="DIR",
+                   help="where the served version is downloaded (default $MEMTOOLS_CACHE_DIR, else "
+                        "$XDG_CACHE_HOME/memtools/replicas or ~/.cache/memtools/replicas)")
     g = p.add_argument_group("HTTP security")
     g.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                    help="also accept requests whose Host header names NAME (loopback names and the --host address "

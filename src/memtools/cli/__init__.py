@@ -14,12 +14,12 @@ import logging
 import os
 import sys
 
-from memtools.cli.arg_types import Parser, folder
+from memtools.cli.arg_types import Parser, folder_or_uri
 from memtools.cli.common import MEMORY_ENV, chosen_parser, resolve_memory
 from memtools.errors import MemtoolsError, ToolError
 
 # Module names under memtools.cli, in the order ``memtools --help`` lists them.
-COMMANDS = ("info", "importing", "tool", "build", "serve", "ask", "evaluate", "memdreamer", "check", "show",
+COMMANDS = ("info", "importing", "tool", "build", "serve", "publish", "ask", "evaluate", "memdreamer", "check", "show",
             "migrate")
 
 
@@ -39,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
     )
     root.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
     root.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    root.add_argument("--memory", "-m", type=folder, default=None, metavar="DIR",
+    root.add_argument("--memory", "-m", type=folder_or_uri, default=None, metavar="DIR",
                       help=f"memory folder, for any command (or after it); default ${MEMORY_ENV}")
     sub = root.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:

@@ -49,6 +49,22 @@ def folder(text: str) -> Path:
     return Path(text)
 
 
+def folder_or_uri(text: str) -> Path | str:
+    """A folder path, or an object-storage URI kept as written (``s3://b/p``: ``Path`` would fold its ``//``)."""
+    return text.strip() if "://" in text else folder(text)
+
+
+def positive_seconds(text: str) -> float:
+    """A number of seconds above 0 (``--poll-seconds 0.5``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, not {text}")
+    return value
+
+
 def video_id(text: str) -> str:
     """A video id, checked against the id rule (``memtools.schema.VIDEO_ID_RULE``), never rewritten."""
     from memtools.schema import VIDEO_ID_RULE, video_id_problem

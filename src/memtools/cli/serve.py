@@ -25,5 +25,6 @@ def run(args: argparse.Namespace) -> int:
     from memtools.mcp.run import http_options
 
     serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
-          options=http_options(args), tool_prefix=args.tool_prefix)
+          options=http_options(args), tool_prefix=args.tool_prefix, poll_seconds=args.poll_seconds,
+          cache_dir=args.cache_dir)
     return 0

@@ -26,16 +26,14 @@ from memtools.errors import IncompatibleMemory, MemoryBusy, MemoryNotFound, Memt
 from memtools.mcp.limits import IMAGE_BYTES_LIMIT, MAX_RESULT_CHARS, NARROW_HINT, cap_structured, cap_text
 from memtools.mcp.sdk import ResourceError, ResourceNotFoundError
 from memtools.mcp.uris import frame_uri, keyframe_uri
-from memtools.tools import FrameItem, Frames, MemoryTools, ToolOutcome, ToolSpec
+from memtools.tools import FrameItem, Frames, ToolOutcome, ToolSpec
 from memtools.tools import messages as msg
 from memtools.tools.frames_search import FrameMatch, FrameMatches
+from memtools.tools.provider import ToolsProvider, held
 from memtools.tools.results import ToolResult
 from memtools.tools.text import clip, hms
 
 log = logging.getLogger(__name__)
-
-ToolsProvider = Callable[[], MemoryTools]
-"""Returns the ``MemoryTools`` to call (opened on first use)."""
 
 ANNOTATIONS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 META = {"anthropic/maxResultSizeChars": MAX_RESULT_CHARS}
@@ -73,7 +71,8 @@ FRAME_OUTPUTS: dict[type, tuple[type[Frames], type[FrameOut]]] = {
 def call(spec: ToolSpec, tools: ToolsProvider, arguments: Any) -> CallToolResult:
     """One tool call with the client's raw arguments: a result, or an ``is_error`` result the model can act on."""
     try:
-        outcome = spec.invoke(tools(), arguments)
+        with held(tools) as current:  # a replica keeps this version open until the call ends
+            outcome = spec.invoke(current, arguments)
     except (MemoryNotFound, IncompatibleMemory) as exc:
         outcome = ToolOutcome.failure(spec.name, "unavailable", msg.MEMORY_UNAVAILABLE.format(reason=exc))
     except MemtoolsError as exc:  # a store that fails: the translated message, never the engine's

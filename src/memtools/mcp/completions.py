@@ -22,6 +22,7 @@ from mcp.types import Completion
 
 from memtools.ontology import VIDEO_ID_RE
 from memtools.tools import MemoryTools
+from memtools.tools.provider import held
 
 log = logging.getLogger(__name__)
 
@@ -85,4 +86,8 @@ def register_completions(server: Any, tools: Callable[[], MemoryTools]) -> None:
     @server.completion()
     async def handle(ref: Any, argument: Any, context: Any) -> Completion:  # noqa: ARG001 - one source per name
         known = dict(getattr(context, "arguments", None) or {})
-        return await anyio.to_thread.run_sync(lambda: complete(tools(), argument.name, argument.value or "", known))
+        def run() -> Completion:
+            with held(tools) as current:
+                return complete(current, argument.name, argument.value or "", known)
+
+        return await anyio.to_thread.run_sync(run)

@@ -12,6 +12,7 @@ from memtools.mcp.adapter import ToolsProvider, resource_errors
 from memtools.mcp.limits import cap_text
 from memtools.mcp.sdk import ResourceNotFoundError
 from memtools.tools import MemoryTools
+from memtools.tools.provider import held
 
 FRAME_WINDOW = 0.01
 """Seconds after ``t`` searched for the frame a ``frames/{t}`` URI names."""
@@ -46,22 +47,26 @@ def register_resources(server: Any, tools: ToolsProvider) -> None:
 
 def _videos(tools: ToolsProvider) -> str:
     with resource_errors():
-        return tools().list_videos().model_dump_json(indent=1)
+        with held(tools) as current:
+            return current.list_videos().model_dump_json(indent=1)
 
 
 def _summary(tools: ToolsProvider, video_id: str) -> str:
     with resource_errors():
-        return cap_text(tools().get_summary(video_id).render())
+        with held(tools) as current:
+            return cap_text(current.get_summary(video_id).render())
 
 
 def _keyframe(tools: ToolsProvider, video_id: str, name: str) -> bytes:
     with resource_errors():
-        return tools().keyframe(f"{video_id}/{name}")
+        with held(tools) as current:
+            return current.keyframe(f"{video_id}/{name}")
 
 
 def _frame(tools: ToolsProvider, video_id: str, t: str) -> bytes:
     with resource_errors():
-        return read_frame(tools(), video_id, t)
+        with held(tools) as current:
+            return read_frame(current, video_id, t)
 
 
 def read_frame(tools: MemoryTools, video_id: str, t: str) -> bytes:

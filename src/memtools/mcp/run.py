@@ -10,6 +10,7 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Literal
 
 from memtools.errors import MemtoolsError
@@ -24,8 +25,13 @@ log = logging.getLogger(__name__)
 
 
 def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
-          verbose: bool = False, options: HttpOptions | None = None, tool_prefix: str = "") -> None:
+          verbose: bool = False, options: HttpOptions | None = None, tool_prefix: str = "",
+          poll_seconds: float = 30.0, cache_dir: Path | None = None) -> None:
     """Serve the memory folder over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
+
+    ``memory`` may also be ``s3://bucket/prefix``, where ``memtools publish`` put the memory: the
+    latest version is downloaded to ``cache_dir`` and served read-only, and a newer one is picked
+    up every ``poll_seconds`` (``memtools.replica.serving``).
 
     ``options`` guard HTTP (allowed hosts and origins, authentication, connection cap; see
     ``memtools.mcp.http``). Raises ``MemoryNotFound`` / ``IncompatibleMemory`` / ``ConfigError``
@@ -34,28 +40,39 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     """
     if http:  # a refused exposure or a missing token fails before anything else
         check_exposure(host, authenticator(options or HttpOptions()), options or HttpOptions())
-    opened = Memory.open(memory)  # reads the manifest only; the graph is opened per call
-    level: Literal["INFO", "WARNING"] = "INFO" if verbose else "WARNING"
-    try:
-        server = build_server(opened, log_level=level, tool_prefix=tool_prefix)
-    except MemtoolsError:
-        opened.close()
-        raise
     from memtools.mcp.warmup import warm_up
 
-    warming = warm_up(opened)  # the first search then answers in well under a second after `initialize`
+    level: Literal["INFO", "WARNING"] = "INFO" if verbose else "WARNING"
+    if isinstance(memory, str) and "://" in memory:
+        from memtools.replica.serving import ReplicaTools
+
+        replica = ReplicaTools(memory, cache_dir=cache_dir, poll_seconds=poll_seconds)
+        replica.start()  # downloads, checks, opens and warms up the latest version
+        provider: Memory | ReplicaTools = replica
+        close, warming, where = replica.close, None, f"{memory} (version {replica.version})"
+    else:
+        opened = Memory.open(memory)  # reads the manifest only; the graph is opened per call
+        provider, close, where = opened, opened.close, str(opened.path)
+        warming = None
+    try:
+        server = build_server(provider, log_level=level, tool_prefix=tool_prefix)
+    except MemtoolsError:
+        close()
+        raise
+    if isinstance(provider, Memory):
+        warming = warm_up(provider)  # the first search then answers in well under a second after `initialize`
     try:
         if not http:
             server.run()
             return
         shown = f"[{host}]" if ":" in host else host
-        print(f"memtools MCP server for {opened.path}: MCP at http://{shown}:{port}/mcp, "
+        print(f"memtools MCP server for {where}: MCP at http://{shown}:{port}/mcp, "
               f"browsable pages at http://{shown}:{port}/", file=sys.stderr, flush=True)
         run_http(server, host, port, options)
     finally:
         if warming is not None:
             warming.join()  # it uses the memory: let it end before the memory closes
-        opened.close()
+        close()
 
 
 def http_options(args: argparse.Namespace) -> HttpOptions:
@@ -85,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
-              options=http_options(args), tool_prefix=args.tool_prefix)
+              options=http_options(args), tool_prefix=args.tool_prefix, poll_seconds=args.poll_seconds,
+              cache_dir=args.cache_dir)
     except MemtoolsError as exc:
         print(f"memtools-mcp: error: {exc}", file=sys.stderr)
         return 1

@@ -25,6 +25,7 @@ from memtools.mcp.sdk import Server, invalid_params
 from memtools.store import Memory
 from memtools.tools import TOOL_SPECS, MemoryTools, ToolOutcome
 from memtools.tools import messages as msg
+from memtools.tools.provider import held
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +94,9 @@ class MemtoolsServer(Server):
         """The memtools tools that cannot work on this memory now (search_frames without an image embedder).
         A memory that cannot be read hides nothing: its tools then say why they fail."""
         try:
-            memory = self.memtools().memory
-            memory.refresh()
-            return set() if memory.manifest.image_embedder is not None else {"search_frames"}
+            with held(self.memtools) as tools:
+                tools.memory.refresh()
+                return set() if tools.memory.manifest.image_embedder is not None else {"search_frames"}
         except Exception:
             return set()
 
@@ -154,7 +155,11 @@ class MemtoolsServer(Server):
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()
         try:
-            videos = (await anyio.to_thread.run_sync(lambda: self.memtools().list_videos())).videos
+            def listed_videos() -> Any:
+                with held(self.memtools) as tools:
+                    return tools.list_videos().videos
+
+            videos = await anyio.to_thread.run_sync(listed_videos)
         except Exception:  # a listing must not fail because the memory cannot be read right now
             log.warning("could not list the videos of %s", self.memtools.path, exc_info=True)
             return listed
@@ -166,7 +171,7 @@ class MemtoolsServer(Server):
 
 
 def build_server(
-    memory: Memory | MemoryTools | str | os.PathLike,
+    memory: Memory | MemoryTools | LazyTools | str | os.PathLike,
     *,
     name: str = "memtools",
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
@@ -175,8 +180,9 @@ def build_server(
     """The MCP server over ``memory``: every tool of ``TOOL_SPECS`` (read-only), resources, the ORA prompt,
     completions of their arguments.
 
-    ``memory`` is an open ``Memory`` (or ``MemoryTools``) or the path of a memory folder,
-    opened on the first call. ``tool_prefix`` (e.g. ``"memtools_"``) goes before every tool
+    ``memory`` is an open ``Memory`` (or ``MemoryTools``), the path of a memory folder,
+    opened on the first call, or a tools provider (``LazyTools``; a read replica's
+    ``memtools.replica.serving.ReplicaTools``). ``tool_prefix`` (e.g. ``"memtools_"``) goes before every tool
     name, so ``search_nodes`` does not collide with another server's. Run it with
     ``server.run()`` (stdio) or ``server.run_http(host, port)`` (streamable HTTP);
     ``memtools.mcp.serve`` does both.
@@ -184,7 +190,7 @@ def build_server(
     if tool_prefix and not TOOL_PREFIX.fullmatch(tool_prefix):
         raise ConfigError(f"--tool-prefix {tool_prefix!r}: use letters, digits, '_' or '-' (at most 32), "
                           "e.g. memtools_")
-    tools = LazyTools(memory)
+    tools = memory if isinstance(memory, LazyTools) else LazyTools(memory)
     instructions = INSTRUCTIONS + (f"\n\nOn this server every tool name starts with {tool_prefix!r}: call "
                                    f"{tool_prefix}search_nodes for search_nodes, and so on." if tool_prefix else "")
     server = MemtoolsServer(tools, tool_prefix, name=name, title="memtools video memory", instructions=instructions,

@@ -27,6 +27,7 @@ from memtools.show.collect import library, video_view
 from memtools.show.page import library_pages, video_files, video_page_name
 from memtools.show.timeline import draw_timeline
 from memtools.tools import MemoryTools
+from memtools.tools.provider import held
 
 log = logging.getLogger(__name__)
 
@@ -45,21 +46,21 @@ class ShowSite:
         self._lock = threading.Lock()
 
     def index(self, page: int) -> str | None:
-        tools = self._tools()
-        rows = library(tools)
-        linked = {r.video_id for r in rows if r.status == "ready"}
-        return library_pages(rows, linked, title=f"memtools library: {tools.memory.path.name}").get(
-            "index.html" if page <= 1 else f"index-{page}.html")
+        with held(self._tools) as tools:
+            rows = library(tools)
+            linked = {r.video_id for r in rows if r.status == "ready"}
+            return library_pages(rows, linked, title=f"memtools library: {tools.memory.path.name}").get(
+                "index.html" if page <= 1 else f"index-{page}.html")
 
     def _video(self, video_id: str) -> dict[str, Any]:
-        tools = self._tools()
-        tools.memory.refresh()
-        key = (video_id, tools.memory.manifest.generation)
-        with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
-                return self._cache[key]
-        view = video_view(tools, video_id)
+        with held(self._tools) as tools:
+            tools.memory.refresh()
+            key = (video_id, tools.memory.manifest.generation)
+            with self._lock:
+                if key in self._cache:
+                    self._cache.move_to_end(key)
+                    return self._cache[key]
+            view = video_view(tools, video_id)
         entry = {"view": view, "files": video_files(view), "png": None}
         with self._lock:
             self._cache[key] = entry
@@ -74,12 +75,23 @@ class ShowSite:
         entry = self._video(video_id)
         if entry["png"] is None:
             buffer = io.BytesIO()
-            draw_timeline(entry["view"], buffer, memory_path=self._tools().memory.path)
+            with held(self._tools) as tools:
+                draw_timeline(entry["view"], buffer, memory_path=tools.memory.path)
             entry["png"] = buffer.getvalue()
         return entry["png"]
 
     def frame(self, video_id: str, name: str):
-        folder = self._tools().memory.frames_dir(video_id)
+        return self._frame_path(self._tools(), video_id, name)
+
+    def frame_bytes(self, video_id: str, name: str) -> bytes | None:
+        """The stored frame's bytes, read while its memory is held (a replica may move to a new version)."""
+        with held(self._tools) as tools:
+            path = self._frame_path(tools, video_id, name)
+            return path.read_bytes() if path is not None else None
+
+    @staticmethod
+    def _frame_path(tools: MemoryTools, video_id: str, name: str):
+        folder = tools.memory.frames_dir(video_id)
         path = folder / name
         try:
             return path if path.is_file() and path.parent == folder else None
@@ -93,7 +105,7 @@ def _video_id(text: str) -> str | None:
 
 def register_show_routes(server, tools: Callable[[], MemoryTools]) -> ShowSite:
     """Add the read-only page routes to an ``MCPServer`` (``tools`` returns its ``MemoryTools``)."""
-    from starlette.responses import FileResponse, PlainTextResponse, Response
+    from starlette.responses import PlainTextResponse, Response
 
     site = ShowSite(tools)
 
@@ -142,7 +154,9 @@ def register_show_routes(server, tools: Callable[[], MemoryTools]) -> ShowSite:
         vid, name = _video_id(request.path_params["video_id"]), request.path_params["name"]
         if not vid or not FRAME_NAME.fullmatch(name):
             return PlainTextResponse("not found", status_code=404)
-        path = await anyio.to_thread.run_sync(lambda: site.frame(vid, name))
-        return FileResponse(path) if path else PlainTextResponse("not found", status_code=404)
+        body = await anyio.to_thread.run_sync(lambda: site.frame_bytes(vid, name))
+        if body is None:
+            return PlainTextResponse("not found", status_code=404)
+        return Response(body, media_type="image/png" if name.endswith(".png") else "image/jpeg")
 
     return site

@@ -311,6 +311,10 @@ class MemoryWrites(VideoWrites):
 
     # --- writing ------------------------------------------------------------------------
 
+    def writes_paused(self) -> contextlib.AbstractContextManager[None]:
+        """Hold the writers' lock: no write of any process starts or is mid-way meanwhile (``memtools publish``)."""
+        return self._process_lock()
+
     @contextlib.contextmanager
     def _process_lock(self) -> Iterator[None]:
         """``memtools.lock``: one writing process at a time (and this process's writes serialized)."""

@@ -1,0 +1,124 @@
+"""Bringing a published version to this machine: a cache folder per server process, whole versions only.
+
+``ServerCache`` owns ``<cache>/<bucket>/<prefix>/server-XXXX/`` while its lock file is held;
+a server that starts removes the folders of servers that are gone (their lock is free).
+``download_version`` fetches every file of a version's ``SNAPSHOT.json`` into a temp folder,
+checks sizes and sha256 hashes, and renames the folder to ``v<NNNNNN>-...`` only when all is whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import IO
+
+from memtools.errors import ConfigError, MemoryNotFound, StoreError
+from memtools.replica.bucket import Bucket
+from memtools.replica.publish import read_latest
+from memtools.replica.snapshot import FILES, SNAPSHOT, FileEntry, Latest, Snapshot, version_dir
+from memtools.store.file_lock import try_lock, unlock
+
+CACHE_ENV = "MEMTOOLS_CACHE_DIR"
+DOWNLOAD_THREADS = 8
+SWEEP_LOCK = ".sweep.lock"
+
+
+def default_cache_dir() -> Path:
+    """``$MEMTOOLS_CACHE_DIR``, else ``$XDG_CACHE_HOME/memtools/replicas``, else ``~/.cache/memtools/replicas``."""
+    if os.environ.get(CACHE_ENV, "").strip():
+        return Path(os.environ[CACHE_ENV].strip())
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(base) / "memtools" / "replicas"
+
+
+def latest_of(bucket: Bucket) -> Latest:
+    """The version ``LATEST.json`` names, or ``MemoryNotFound`` saying nothing was published there yet."""
+    latest = read_latest(bucket)
+    if latest is None:
+        raise MemoryNotFound(f"nothing is published at {bucket.uri} yet (no LATEST.json): run `memtools publish "
+                             f"--memory DIR {bucket.uri}` where the memory is, or check the prefix")
+    return latest
+
+
+class ServerCache:
+    """This server process's own folder under the cache: held by a lock file while the server runs."""
+
+    def __init__(self, root: Path, bucket: Bucket) -> None:
+        base = root / bucket.bucket / bucket.prefix.replace("/", "__")
+        try:
+            base.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the replica cache folder {base} ({exc.strerror}); give a writable one "
+                              "with --cache-dir") from exc
+        with _held(base / SWEEP_LOCK):  # no server is between creating its folder and locking it meanwhile
+            for lock_file in base.glob("server-*.lock"):
+                _remove_if_gone(lock_file)
+            self.folder = Path(tempfile.mkdtemp(prefix="server-", dir=base))
+            self._handle: IO[str] | None = open(f"{self.folder}.lock", "a+")  # noqa: SIM115 - held while serving
+            if not try_lock(self._handle):
+                raise StoreError(f"cannot lock the replica cache folder {self.folder}")
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+        if self._handle is not None:
+            Path(self._handle.name).unlink(missing_ok=True)
+            unlock(self._handle)
+            self._handle.close()
+            self._handle = None
+
+
+def download_version(bucket: Bucket, version: int, into: Path) -> tuple[Path, Snapshot]:
+    """Version ``version`` whole in ``into/v<NNNNNN>-<random>`` (sizes and hashes checked), and its snapshot listing."""
+    where = f"{bucket.uri}/{version_dir(version)}/{SNAPSHOT}"
+    data = bucket.read_bytes(f"{version_dir(version)}/{SNAPSHOT}")
+    if data is None:
+        raise StoreError(f"{where} is missing: version {version} is not whole (removed by a newer publish?)")
+    snapshot = Snapshot.from_json(data, where)
+    incoming = Path(tempfile.mkdtemp(prefix=f".incoming-{version:06d}-", dir=into))
+    final = incoming.with_name(incoming.name.replace(".incoming-", "v", 1))  # unique: an old copy may be in use
+    try:
+        with ThreadPoolExecutor(DOWNLOAD_THREADS, thread_name_prefix="memtools-replica") as pool:
+            list(pool.map(lambda f: _fetch(bucket, version, f, incoming), snapshot.files))
+        incoming.rename(final)
+    except BaseException:
+        shutil.rmtree(incoming, ignore_errors=True)
+        raise
+    return final, snapshot
+
+
+def _fetch(bucket: Bucket, version: int, entry: FileEntry, into: Path) -> None:
+    size, sha256 = bucket.download(f"{version_dir(version)}/{FILES}/{entry.path}", into / entry.path)
+    if (size, sha256) != (entry.size, entry.sha256):
+        raise StoreError(f"{bucket.uri} version {version}: {entry.path} is {size} bytes with sha256 {sha256[:12]}..., "
+                         f"but SNAPSHOT.json says {entry.size} bytes, {entry.sha256[:12]}...; publish again")
+
+
+def _remove_if_gone(lock_file: Path) -> None:
+    """A server folder whose lock nobody holds belongs to a server that is gone: remove it."""
+    with open(lock_file, "a+") as handle:
+        if not try_lock(handle):
+            return
+        try:
+            shutil.rmtree(lock_file.with_suffix(""), ignore_errors=True)
+            lock_file.unlink(missing_ok=True)
+        finally:
+            unlock(handle)
+
+
+@contextlib.contextmanager
+def _held(path: Path, wait: float = 30.0):
+    with open(path, "a+") as handle:
+        deadline = time.monotonic() + wait
+        while not try_lock(handle):
+            if time.monotonic() > deadline:
+                raise StoreError(f"another server kept {path} locked for {wait:.0f} s; try again")
+            time.sleep(0.05)
+        try:
+            yield
+        finally:
+            unlock(handle)

@@ -1,0 +1,169 @@
+"""``publish``: a consistent, versioned snapshot of a memory folder on object storage.
+
+1. The publish lock (``publish.lock``: one publish of a folder at a time) is taken; staging
+   folders left by a killed publish are removed.
+2. Under the writers' lock (``memtools.lock``: no write can start or be mid-way) the folder's
+   durable parts are copied to a staging folder inside it (lance files hard-linked); the lock
+   is held only for that copy.
+3. Outside the lock: the staged files go to ``versions/<NNNNNN>/files/``, then the version's
+   ``SNAPSHOT.json`` (every file, size, sha256), and only then ``LATEST.json`` (one PUT).
+4. Versions beyond the newest ``keep`` ones, and partial versions of killed publishes, are deleted.
+
+A publish killed at any point leaves ``LATEST.json`` at the previous version (readers serve it);
+the next publish numbers its version past the partial one and deletes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memtools.errors import ConfigError, MemoryBusy, StoreError
+from memtools.replica.bucket import Bucket
+from memtools.replica.snapshot import (
+    FILES,
+    LATEST,
+    SNAPSHOT,
+    STAGING_PREFIX,
+    VERSION_DIR,
+    VERSIONS,
+    Latest,
+    Snapshot,
+    list_files,
+    stage,
+    version_dir,
+)
+from memtools.store.faults import fault_point
+from memtools.store.file_lock import try_lock, unlock
+
+PUBLISH_LOCK = "publish.lock"
+DEFAULT_KEEP = 3
+UPLOAD_THREADS = 8
+
+
+@dataclass
+class Published:
+    """What one publish did."""
+
+    uri: str
+    version: int
+    generation: int
+    files: int
+    size: int
+    seconds: float
+    removed: list[int] = field(default_factory=list)
+
+    def render(self) -> str:
+        gone = f"; removed version(s) {', '.join(map(str, self.removed))}" if self.removed else ""
+        return (f"Published version {self.version} (generation {self.generation}) to {self.uri}: {self.files} file(s), "
+                f"{self.size / 1e6:.1f} MB in {self.seconds:.1f} s{gone}.\n"
+                f"Serve it elsewhere: memtools serve --memory {self.uri}")
+
+
+def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, environ: Mapping[str, str] | None = None,
+            progress: Callable[[str], None] | None = None) -> Published:
+    """Publish the memory at ``folder`` to ``uri`` (``s3://bucket/prefix``) as its next version."""
+    from memtools import __version__
+    from memtools.store import Memory
+    from memtools.store.integrity import JOURNAL_FILE
+    from memtools.store.manifest import now, read_manifest
+
+    if keep < 1:
+        raise ConfigError(f"keep must be 1 or more versions, not {keep}")
+    started = time.perf_counter()
+    folder = Path(folder)
+    bucket = Bucket(uri, environ)
+    say = progress or (lambda _text: None)
+    with Memory.open(folder) as memory:
+        if memory.manifest.tables:
+            raise ConfigError(
+                f"the memory at {folder} keeps its lance tables at {memory.manifest.tables}, not in the folder; "
+                "publish copies a whole memory folder, and tables on object storage change under a snapshot as the "
+                "writer goes on. Serve it where the folder is, or publish a copy whose tables are local")
+        bucket.check_bucket()
+        with _publish_lock(folder):
+            for stale in folder.glob(f"{STAGING_PREFIX}*"):
+                shutil.rmtree(stale, ignore_errors=True)
+            staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
+            try:
+                with memory.writes_paused():
+                    if (folder / JOURNAL_FILE).exists():
+                        raise StoreError(f"a write to {folder} was interrupted and is not recovered yet; run "
+                                         f"`memtools repair --memory {folder}` (or any write), then publish again")
+                    generation = read_manifest(folder).generation
+                    stage(folder, staging)
+                fault_point("publish.staged")
+                files = list_files(staging)
+                version = _next_version(bucket)
+                say(f"uploading version {version}: {len(files)} file(s), {sum(f.size for f in files) / 1e6:.1f} MB")
+                _upload(bucket, staging, f"{version_dir(version)}/{FILES}", [f.path for f in files])
+                snapshot = Snapshot(version=version, generation=generation, memtools_version=__version__,
+                                    created_at=now(), files=files)
+                bucket.write_bytes(f"{version_dir(version)}/{SNAPSHOT}", snapshot.to_json())
+                fault_point("publish.snapshot")
+                bucket.write_bytes(LATEST, Latest(version, generation, snapshot.created_at).to_json())
+                fault_point("publish.latest")
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+            removed = prune(bucket, version, keep)
+    return Published(bucket.uri, version, generation, len(files), snapshot.size, time.perf_counter() - started,
+                     removed)
+
+
+def read_latest(bucket: Bucket) -> Latest | None:
+    data = bucket.read_bytes(LATEST)
+    return None if data is None else Latest.from_json(data, f"{bucket.uri}/{LATEST}")
+
+
+def _versions(bucket: Bucket) -> dict[int, bool]:
+    """Every version folder under ``versions/``: whether it is whole (has its ``SNAPSHOT.json``)."""
+    out: dict[int, bool] = {}
+    for item in bucket.list(VERSIONS):
+        parts = item.key.split("/")
+        if len(parts) >= 3 and VERSION_DIR.fullmatch(parts[1]):
+            n = int(parts[1])
+            out[n] = out.get(n, False) or (len(parts) == 3 and parts[2] == SNAPSHOT)
+    return out
+
+
+def _next_version(bucket: Bucket) -> int:
+    latest = read_latest(bucket)
+    return max([latest.version if latest else 0, *_versions(bucket)]) + 1
+
+
+def prune(bucket: Bucket, current: int, keep: int) -> list[int]:
+    """Delete all but the newest ``keep`` whole versions up to ``current`` (and every partial one); which went."""
+    versions = _versions(bucket)
+    kept = sorted((n for n, whole in versions.items() if whole and n <= current), reverse=True)[:keep]
+    removed = sorted(n for n in versions if n not in kept)
+    for n in removed:
+        bucket.delete_under(version_dir(n))
+    return removed
+
+
+def _upload(bucket: Bucket, staging: Path, under: str, paths: list[str]) -> None:
+    with ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="memtools-publish") as pool:
+        futures = [pool.submit(bucket.upload, staging / p, f"{under}/{p}") for p in paths]
+        for done in as_completed(futures):
+            done.result()
+            fault_point("publish.upload")
+
+
+@contextlib.contextmanager
+def _publish_lock(folder: Path) -> Iterator[None]:
+    handle = open(folder / PUBLISH_LOCK, "a+")  # noqa: SIM115 - held for the block
+    try:
+        if not try_lock(handle):
+            raise MemoryBusy(f"another `memtools publish` of {folder} is running; wait for it to finish")
+        try:
+            yield
+        finally:
+            unlock(handle)
+    finally:
+        handle.close()
