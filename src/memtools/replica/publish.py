@@ -7,7 +7,8 @@
    is held only for that copy.
 3. Outside the lock: the staged files go to ``versions/<NNNNNN>/files/``, then the version's
    ``SNAPSHOT.json`` (every file, size, sha256), and only then ``LATEST.json`` (one PUT).
-4. Versions beyond the newest ``keep`` ones, and partial versions of killed publishes, are deleted.
+4. Versions beyond the newest ``keep`` ones, and versions of killed publishes (partial, or whole
+   but never pointed at), are deleted.
 
 A publish killed at any point leaves ``LATEST.json`` at the previous version (readers serve it);
 the next publish numbers its version past the partial one and deletes it.
@@ -100,7 +101,8 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, environ: 
                     stage(folder, staging)
                 fault_point("publish.staged")
                 files = list_files(staging)
-                version = _next_version(bucket)
+                previous = read_latest(bucket)
+                version = max([previous.version if previous else 0, *_versions(bucket)]) + 1
                 say(f"uploading version {version}: {len(files)} file(s), {sum(f.size for f in files) / 1e6:.1f} MB")
                 _upload(bucket, staging, f"{version_dir(version)}/{FILES}", [f.path for f in files])
                 snapshot = Snapshot(version=version, generation=generation, memtools_version=__version__,
@@ -111,7 +113,7 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, environ: 
                 fault_point("publish.latest")
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
-            removed = prune(bucket, version, keep)
+            removed = prune(bucket, version, keep, previous.version if previous else 0)
     return Published(bucket.uri, version, generation, len(files), snapshot.size, time.perf_counter() - started,
                      removed)
 
@@ -132,15 +134,12 @@ def _versions(bucket: Bucket) -> dict[int, bool]:
     return out
 
 
-def _next_version(bucket: Bucket) -> int:
-    latest = read_latest(bucket)
-    return max([latest.version if latest else 0, *_versions(bucket)]) + 1
-
-
-def prune(bucket: Bucket, current: int, keep: int) -> list[int]:
-    """Delete all but the newest ``keep`` whole versions up to ``current`` (and every partial one); which went."""
+def prune(bucket: Bucket, current: int, keep: int, previous: int = 0) -> list[int]:
+    """Delete all but the newest ``keep`` whole versions up to ``current``, every partial one, and every one
+    between ``previous`` (LATEST before this publish) and ``current`` (killed before LATEST moved); which went."""
     versions = _versions(bucket)
-    kept = sorted((n for n, whole in versions.items() if whole and n <= current), reverse=True)[:keep]
+    served = (n for n, whole in versions.items() if whole and (n <= previous or n == current))
+    kept = sorted(served, reverse=True)[:keep]
     removed = sorted(n for n in versions if n not in kept)
     for n in removed:
         bucket.delete_under(version_dir(n))

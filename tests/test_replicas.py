@@ -1,0 +1,141 @@
+"""Read replicas in one process: publish to a local S3 server (moto), serve with ``ReplicaTools``, switch versions."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from memtools.cli import main
+from memtools.embed import TestEmbedder
+from memtools.errors import ConfigError, MemoryNotFound, StoreError
+from memtools.replica import publish
+from memtools.replica.serving import ReplicaTools
+from memtools.store import Memory
+from memtools.testing import kitchen_graph
+from replica_support import bucket_fixture, keys, s3_endpoint_fixture  # noqa: F401 - fixtures
+
+
+def _memory(path, *videos: str):
+    with Memory.create(path, TestEmbedder(64)) as memory:
+        memory.write_videos([kitchen_graph(v) for v in videos])
+    return path
+
+
+def _add(path, video: str) -> None:
+    with Memory.open(path, TestEmbedder(64)) as memory:
+        memory.write_video(kitchen_graph(video))
+
+
+def _listed(tools) -> set[str]:
+    return {v.video_id for v in tools.list_videos().videos}
+
+
+def test_publish_writes_whole_versions_then_moves_latest_and_keeps_k(tmp_path, bucket):
+    name, client = bucket
+    folder = _memory(tmp_path / "m", "kitchen")
+    (folder / "work" / "kitchen").mkdir(parents=True)
+    (folder / "work" / "kitchen" / "checkpoint.json").write_text("{}")
+    first = publish(folder, f"s3://{name}/lib/kitchen", keep=2)
+    assert first.version == 1 and first.files > 3 and first.size > 0
+
+    latest = json.loads(client.get_object(Bucket=name, Key="lib/kitchen/LATEST.json")["Body"].read())
+    assert latest["version"] == 1 and latest["generation"] == 1
+    listing = client.get_object(Bucket=name, Key="lib/kitchen/versions/000001/SNAPSHOT.json")["Body"].read()
+    snapshot = json.loads(listing)
+    listed = {f["path"]: f for f in snapshot["files"]}
+    assert "memtools.json" in listed and "graph.kuzu" in listed
+    assert any(p.startswith("vectors/nodes.lance/") for p in listed)
+    assert not any(p.startswith(("work/", "memtools.lock", ".publish-")) for p in listed)  # never published
+    body = client.get_object(Bucket=name, Key="lib/kitchen/versions/000001/files/memtools.json")["Body"].read()
+    assert hashlib.sha256(body).hexdigest() == listed["memtools.json"]["sha256"] == hashlib.sha256(
+        (folder / "memtools.json").read_bytes()).hexdigest()
+    assert not list(folder.glob(".publish-*"))  # the staging folder is gone
+
+    _add(folder, "k2")
+    assert publish(folder, f"s3://{name}/lib/kitchen", keep=2).version == 2
+    third = publish(folder, f"s3://{name}/lib/kitchen", keep=2)
+    assert (third.version, third.generation, third.removed) == (3, 2, [1])
+    versions = {k.split("/")[3] for k in keys(client, name, "lib/kitchen/versions/")}
+    assert versions == {"000002", "000003"}
+
+
+def test_a_replica_serves_the_latest_version_and_moves_on_with_calls_in_flight_kept(tmp_path, bucket):
+    name, _ = bucket
+    folder = _memory(tmp_path / "m", "kitchen")
+    uri = f"s3://{name}/kitchen"
+    publish(folder, uri)
+    replica = ReplicaTools(uri, cache_dir=tmp_path / "cache", poll_seconds=3600)
+    replica.start()
+    try:
+        assert replica.version == 1 and _listed(replica()) == {"kitchen"}
+        assert replica.check_now() is False  # nothing new
+        _add(folder, "k2")
+        publish(folder, uri)
+        with replica.hold() as in_flight:  # a call that began on version 1
+            old_folder = in_flight.memory.path
+            assert replica.check_now() is True and replica.version == 2
+            assert _listed(replica()) == {"kitchen", "k2"}  # new calls see version 2
+            assert _listed(in_flight) == {"kitchen"} and old_folder.is_dir()  # the old call finishes on version 1
+        assert not old_folder.exists()  # closed and removed once its last call ended
+        hits = replica().search_nodes("the pan catches fire", top_k=3).hits
+        assert hits and {h.video_id for h in hits} <= {"kitchen", "k2"}
+    finally:
+        replica.close()
+    assert not any((tmp_path / "cache").rglob("memtools.json"))  # the server's cache folder went with it
+
+
+def test_a_version_that_does_not_match_its_listing_is_never_served(tmp_path, bucket):
+    name, client = bucket
+    folder = _memory(tmp_path / "m", "kitchen")
+    uri = f"s3://{name}/kitchen"
+    publish(folder, uri)
+    replica = ReplicaTools(uri, cache_dir=tmp_path / "cache", poll_seconds=3600)
+    replica.start()
+    try:
+        _add(folder, "k2")
+        publish(folder, uri)
+        client.put_object(Bucket=name, Key="kitchen/versions/000002/files/memtools.json", Body=b"{}")  # damaged
+        with pytest.raises(StoreError, match="memtools.json is 2 bytes .* but SNAPSHOT.json says"):
+            replica.check_now()
+        assert replica.version == 1 and _listed(replica()) == {"kitchen"}  # still serving version 1
+        assert [p.name for p in replica._cache.folder.iterdir()] == [replica.path.name]  # no half-downloaded one
+        publish(folder, uri)  # version 3 is whole again
+        assert replica.check_now() and replica.version == 3 and _listed(replica()) == {"kitchen", "k2"}
+    finally:
+        replica.close()
+
+
+def test_errors_say_what_is_wrong_and_what_to_do(tmp_path, bucket, capsys):
+    name, _ = bucket
+    folder = _memory(tmp_path / "m", "kitchen")
+    with pytest.raises(ConfigError, match="there is no bucket 'no-such-bucket'"):
+        publish(folder, "s3://no-such-bucket/x")
+    with pytest.raises(ConfigError, match="names a whole bucket"):
+        publish(folder, f"s3://{name}")
+    with pytest.raises(ConfigError, match="not an S3 URI"):
+        publish(folder, "gs://bucket/x")
+    with pytest.raises(MemoryNotFound, match="nothing is published at .* yet .*`memtools publish --memory DIR"):
+        ReplicaTools(f"s3://{name}/empty", cache_dir=tmp_path / "cache").start()
+    assert main(["serve", "--memory", f"s3://{name}/empty", "--cache-dir", str(tmp_path / "cache")]) == 1
+    assert "nothing is published at" in capsys.readouterr().err
+    with Memory.create(tmp_path / "remote", TestEmbedder(64), tables=f"s3://{name}/tables"):
+        pass
+    with pytest.raises(ConfigError, match="keeps its lance tables at s3://"):
+        publish(tmp_path / "remote", f"s3://{name}/remote")
+
+
+def test_the_cli_publishes(tmp_path, bucket, capsys):
+    name, client = bucket
+    folder = _memory(tmp_path / "m", "kitchen")
+    assert main(["publish", "--memory", str(folder), f"s3://{name}/cli", "--keep", "1"]) == 0
+    assert main(["publish", "--memory", str(folder), f"s3://{name}/cli", "--keep", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Published version 2 (generation 1)" in out and "removed version(s) 1" in out
+    assert f"memtools serve --memory s3://{name}/cli" in out
+    assert {k.split("/")[2] for k in keys(client, name, "cli/versions/")} == {"000002"}
+    with pytest.raises(SystemExit) as done:
+        main(["publish", "--memory", str(folder), f"s3://{name}/cli", "--keep", "0"])
+    assert done.value.code == 2
+    assert "--keep: must be a whole number of 1 or more" in capsys.readouterr().err
