@@ -144,3 +144,35 @@ async def test_a_publish_killed_part_way_leaves_the_previous_version_served(tmp_
         with anyio.fail_after(120):  # a hang guard: the server moves to the new version
             while await videos_now() != VERSIONS[1]:
                 await anyio.sleep(float(POLL))
+
+
+async def test_a_ladybug_memory_is_published_and_served(tmp_path, s3_endpoint):
+    """The graph file and any other files of the ladybug engine travel the same way (every process here is a
+    child: ladybug cannot be loaded beside kuzu)."""
+    import importlib.util
+    import json
+
+    if importlib.util.find_spec("ladybug") is None:  # find_spec does not import it (kuzu is loaded here)
+        pytest.skip("ladybug is not installed: pip install 'memtools[ladybug]' (the dev extra has it)")
+    client = _bucket(s3_endpoint, "ladybug")
+    uri = "s3://ladybug/lib"
+    memory = tmp_path / "memory"
+    env = subprocess_env(s3_endpoint)
+    ok(memtools(env, "import-captions", str(caption_file(tmp_path, *ADDED[0])), "--memory", str(memory),
+                "--embedder", "test:64", "--graph-engine", "ladybug"))
+    ok(memtools(env, "publish", "--memory", str(memory), uri))
+    listing = json.loads(client.get_object(Bucket="ladybug", Key="lib/versions/000001/SNAPSHOT.json")["Body"].read())
+    assert "graph.lbug" in {f["path"] for f in listing["files"]}  # ladybug's graph file
+    command, args = mcp_command(Path(), "--poll-seconds", POLL, "--cache-dir", str(tmp_path / "cache"))
+    args[args.index("--memory") + 1] = uri
+    async with Client(StdioServerParameters(command=command, args=args, env=env)) as mcp:
+        assert await _videos(mcp) == {"lecture"}
+        ok(await anyio.to_thread.run_sync(lambda: memtools(env, "import-captions", str(caption_file(
+            tmp_path, *ADDED[1])), "--memory", str(memory))))
+        ok(await anyio.to_thread.run_sync(memtools, env, "publish", "--memory", str(memory), uri))
+        with anyio.fail_after(120):  # a hang guard: the server moves to version 2
+            while (videos := await _videos(mcp)) != {"lecture", "garden"}:
+                assert videos == {"lecture"}
+                await anyio.sleep(float(POLL))
+        found = await mcp.call_tool("search_nodes", {"query": "gardener waters tomatoes", "top_k": 3})
+        assert not found.is_error and found.structured_content["hits"][0]["video_id"] == "garden"

@@ -58,12 +58,14 @@ class Published:
     files: int
     size: int
     seconds: float
+    locked_seconds: float = 0.0  # how long writes were held off (the copy to the staging folder)
     removed: list[int] = field(default_factory=list)
 
     def render(self) -> str:
         gone = f"; removed version(s) {', '.join(map(str, self.removed))}" if self.removed else ""
         return (f"Published version {self.version} (generation {self.generation}) to {self.uri}: {self.files} file(s), "
-                f"{self.size / 1e6:.1f} MB in {self.seconds:.1f} s{gone}.\n"
+                f"{self.size / 1e6:.1f} MB in {self.seconds:.1f} s (writes held off {self.locked_seconds:.2f} s)"
+                f"{gone}.\n"
                 f"Serve it elsewhere: memtools serve --memory {self.uri}")
 
 
@@ -94,11 +96,13 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, environ: 
             staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
             try:
                 with memory.writes_paused():
+                    locked = time.perf_counter()
                     if (folder / JOURNAL_FILE).exists():
                         raise StoreError(f"a write to {folder} was interrupted and is not recovered yet; run "
                                          f"`memtools repair --memory {folder}` (or any write), then publish again")
                     generation = read_manifest(folder).generation
                     stage(folder, staging)
+                    locked = time.perf_counter() - locked
                 fault_point("publish.staged")
                 files = list_files(staging)
                 previous = read_latest(bucket)
@@ -115,7 +119,7 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, environ: 
                 shutil.rmtree(staging, ignore_errors=True)
             removed = prune(bucket, version, keep, previous.version if previous else 0)
     return Published(bucket.uri, version, generation, len(files), snapshot.size, time.perf_counter() - started,
-                     removed)
+                     locked, removed)
 
 
 def read_latest(bucket: Bucket) -> Latest | None:
