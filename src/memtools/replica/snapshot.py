@@ -116,8 +116,9 @@ class Latest:
 def stage(folder: Path, staging: Path) -> None:
     """Copy the durable files of the memory ``folder`` into ``staging`` (the caller holds the writers' lock).
 
-    Files inside lance tables (``*.lance/``) are hard-linked: lance never changes a file it wrote
-    (new versions are new files), so a link is as good as a copy and costs nothing. A SQLite file
+    Files inside lance tables (``*.lance/``) are hard-linked: lance never changes a data, index,
+    deletion, transaction or version file it wrote (new versions are new files), so a link is as
+    good as a copy and costs nothing; its small JSON hints are copied. A SQLite file
     (``videos.sqlite``) goes through SQLite's backup API, which includes what its write-ahead log
     holds. Every other file (the graph, the manifest, frames) is copied.
     """
@@ -131,7 +132,7 @@ def stage(folder: Path, staging: Path) -> None:
                 continue
             target = staging / rel
             target.parent.mkdir(parents=True, exist_ok=True)
-            if any(part.endswith(".lance") for part in rel.parts[:-1]):
+            if any(part.endswith(".lance") for part in rel.parts[:-1]) and not name.endswith(".json"):
                 try:
                     os.link(here / name, target)
                     continue
