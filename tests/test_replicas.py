@@ -139,3 +139,18 @@ def test_the_cli_publishes(tmp_path, bucket, capsys):
         main(["publish", "--memory", str(folder), f"s3://{name}/cli", "--keep", "0"])
     assert done.value.code == 2
     assert "--keep: must be a whole number of 1 or more" in capsys.readouterr().err
+
+
+def test_an_unreachable_endpoint_is_named(tmp_path, monkeypatch, capsys):
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+                        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}.items():
+        monkeypatch.setenv(name, value)
+    assert main(["serve", "--memory", "s3://bucket/lib", "--cache-dir", str(tmp_path / "cache")]) == 1
+    err = capsys.readouterr().err
+    assert "cannot reach the S3 endpoint for s3://bucket/lib" in err and f"127.0.0.1:{port}" in err
+    assert "Traceback" not in err
