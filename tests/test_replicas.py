@@ -154,3 +154,11 @@ def test_an_unreachable_endpoint_is_named(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "cannot reach the S3 endpoint for s3://bucket/lib" in err and f"127.0.0.1:{port}" in err
     assert "Traceback" not in err
+
+
+def test_only_serve_reads_a_published_memory(capsys):
+    with pytest.raises(SystemExit):
+        main(["info", "--memory", "s3://bucket/lib"])
+    assert "must name a folder, not a URI (s3://bucket/lib)" in capsys.readouterr().err
+    assert main(["--memory", "s3://bucket/lib", "info"]) == 2
+    assert "only `memtools serve` reads" in capsys.readouterr().err

@@ -81,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     if extras:  # as parse_args does, but from the subcommand that read them (it names the nearest flag)
         chosen_parser(root, args).error(f"unrecognized arguments: {' '.join(extras)}")
     problem = resolve_memory(args) if getattr(args, "func", None) else None
+    if not problem and isinstance(getattr(args, "memory", None), str) and args.command != "serve":
+        problem = (f"--memory {args.memory} is a published memory, which only `memtools serve` reads; give "
+                   f"{args.command} the memory folder")
     if problem:
         print(f"memtools {args.command}: error: {problem}", file=sys.stderr)
         return 2

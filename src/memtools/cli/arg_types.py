@@ -46,6 +46,9 @@ def folder(text: str) -> Path:
     """A folder path; ``""`` is refused (``Path("")`` is the current folder, which nobody means)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("must name a folder, not be empty (use . for the current folder)")
+    if "://" in text:
+        raise argparse.ArgumentTypeError(f"must name a folder, not a URI ({text}); a memory published to object "
+                                         "storage is read by `memtools serve --memory s3://...` only")
     return Path(text)
 
 

@@ -161,6 +161,9 @@ class ReplicaTools(LazyTools):
         return Served(version, snapshot.generation, folder, MemoryTools(memory))
 
     def _switch(self, new: Served) -> None:
+        if self._stop.is_set():  # closed while this version was on its way
+            _dispose(new)
+            return
         with self._switch_lock:
             old, self._served = self._served, new
             if old is None:
