@@ -38,7 +38,7 @@ def test_publish_writes_whole_versions_then_moves_latest_and_keeps_k(tmp_path, b
     (folder / "work" / "kitchen").mkdir(parents=True)
     (folder / "work" / "kitchen" / "checkpoint.json").write_text("{}")
     first = publish(folder, f"s3://{name}/lib/kitchen", keep=2)
-    assert first.version == 1 and first.files > 3 and first.size > 0
+    assert first.version == 1 and first.files > 3 and first.size > 0 and first.uploaded == first.size
 
     latest = json.loads(client.get_object(Bucket=name, Key="lib/kitchen/LATEST.json")["Body"].read())
     assert latest["version"] == 1 and latest["generation"] == 1
@@ -57,8 +57,13 @@ def test_publish_writes_whole_versions_then_moves_latest_and_keeps_k(tmp_path, b
     assert publish(folder, f"s3://{name}/lib/kitchen", keep=2).version == 2
     third = publish(folder, f"s3://{name}/lib/kitchen", keep=2)
     assert (third.version, third.generation, third.removed) == (3, 2, [1])
+    assert third.uploaded == 0  # nothing changed since version 2: every file was copied inside the store
+    body = client.get_object(Bucket=name, Key="lib/kitchen/versions/000003/files/memtools.json")["Body"].read()
+    assert body == (folder / "memtools.json").read_bytes()
+    forced = publish(folder, f"s3://{name}/lib/kitchen", keep=2, full=True)  # --full: every file uploaded
+    assert forced.uploaded == forced.size and forced.removed == [2]
     versions = {k.split("/")[3] for k in keys(client, name, "lib/kitchen/versions/")}
-    assert versions == {"000002", "000003"}
+    assert versions == {"000003", "000004"}
 
 
 def test_a_replica_serves_the_latest_version_and_moves_on_with_calls_in_flight_kept(tmp_path, bucket):
@@ -76,6 +81,9 @@ def test_a_replica_serves_the_latest_version_and_moves_on_with_calls_in_flight_k
         with replica.hold() as in_flight:  # a call that began on version 1
             old_folder = in_flight.memory.path
             assert replica.check_now() is True and replica.version == 2
+            kept = [p.relative_to(old_folder) for p in old_folder.rglob("*.lance") if p.is_file()
+                    and (replica.path / p.relative_to(old_folder)).is_file()]
+            assert kept and all((old_folder / p).samefile(replica.path / p) for p in kept)  # unchanged: linked
             assert _listed(replica()) == {"kitchen", "k2"}  # new calls see version 2
             assert _listed(in_flight) == {"kitchen"} and old_folder.is_dir()  # the old call finishes on version 1
         assert not old_folder.exists()  # closed and removed once its last call ended

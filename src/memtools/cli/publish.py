@@ -21,13 +21,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("uri", metavar="s3://BUCKET/PREFIX", help="where the versions go (the same URI for every publish)")
     p.add_argument("--keep", type=positive_int, default=3, metavar="K",
                    help="versions kept on the store; older ones are deleted once LATEST moves (default 3)")
+    p.add_argument("--full", action="store_true",
+                   help="upload every file; by default files the previous version holds unchanged are copied "
+                        "inside the store")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from memtools.replica import publish
 
-    published = publish(args.memory, args.uri, keep=args.keep,
+    published = publish(args.memory, args.uri, keep=args.keep, full=args.full,
                         progress=lambda text: print(text, file=sys.stderr, flush=True) if args.verbose else None)
     print(published.render())
     return 0

@@ -20,7 +20,7 @@ from typing import IO
 from memtools.errors import ConfigError, MemoryNotFound, StoreError
 from memtools.replica.bucket import Bucket
 from memtools.replica.publish import read_latest
-from memtools.replica.snapshot import FILES, SNAPSHOT, FileEntry, Latest, Snapshot, version_dir
+from memtools.replica.snapshot import FILES, SNAPSHOT, FileEntry, Latest, Snapshot, sha256_of, version_dir
 from memtools.store.file_lock import try_lock, unlock
 
 CACHE_ENV = "MEMTOOLS_CACHE_DIR"
@@ -72,8 +72,11 @@ class ServerCache:
             self._handle = None
 
 
-def download_version(bucket: Bucket, version: int, into: Path) -> tuple[Path, Snapshot]:
-    """Version ``version`` whole in ``into/v<NNNNNN>-<random>`` (sizes and hashes checked), and its snapshot listing."""
+def download_version(bucket: Bucket, version: int, into: Path,
+                     have: tuple[Path, Snapshot] | None = None) -> tuple[Path, Snapshot, int]:
+    """Version ``version`` whole in ``into/v<NNNNNN>-<random>`` (sizes and hashes checked), its snapshot listing
+    and the bytes downloaded. ``have``: a version already here (its folder and listing); its files that are
+    unchanged are hard-linked (and checked) instead of downloaded."""
     where = f"{bucket.uri}/{version_dir(version)}/{SNAPSHOT}"
     data = bucket.read_bytes(f"{version_dir(version)}/{SNAPSHOT}")
     if data is None:
@@ -82,20 +85,39 @@ def download_version(bucket: Bucket, version: int, into: Path) -> tuple[Path, Sn
     incoming = Path(tempfile.mkdtemp(prefix=f".incoming-{version:06d}-", dir=into))
     final = incoming.with_name(incoming.name.replace(".incoming-", "v", 1))  # unique: an old copy may be in use
     try:
+        local = {} if have is None else {(f.path, f.size, f.sha256): have[0] / f.path for f in have[1].files}
         with ThreadPoolExecutor(DOWNLOAD_THREADS, thread_name_prefix="memtools-replica") as pool:
-            list(pool.map(lambda f: _fetch(bucket, version, f, incoming), snapshot.files))
+            fetched = sum(pool.map(lambda f: _fetch(bucket, version, f, incoming, local), snapshot.files))
         incoming.rename(final)
     except BaseException:
         shutil.rmtree(incoming, ignore_errors=True)
         raise
-    return final, snapshot
+    return final, snapshot, fetched
 
 
-def _fetch(bucket: Bucket, version: int, entry: FileEntry, into: Path) -> None:
+def _fetch(bucket: Bucket, version: int, entry: FileEntry, into: Path, local: dict[tuple[str, int, str], Path]) -> int:
+    """One file of the version into ``into``, checked; the bytes downloaded (0 when an unchanged local copy served)."""
+    same = local.get((entry.path, entry.size, entry.sha256))
+    if same is not None and _linked(same, into / entry.path, entry):
+        return 0
     size, sha256 = bucket.download(f"{version_dir(version)}/{FILES}/{entry.path}", into / entry.path)
     if (size, sha256) != (entry.size, entry.sha256):
         raise StoreError(f"{bucket.uri} version {version}: {entry.path} is {size} bytes with sha256 {sha256[:12]}..., "
                          f"but SNAPSHOT.json says {entry.size} bytes, {entry.sha256[:12]}...; publish again")
+    return size
+
+
+def _linked(source: Path, target: Path, entry: FileEntry) -> bool:
+    """Hard-link ``source`` (a file of the version served now) to ``target`` if it still has the listed bytes."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.link(source, target)
+    except OSError:
+        return False
+    if (target.stat().st_size, sha256_of(target)) == (entry.size, entry.sha256):
+        return True
+    target.unlink()
+    return False
 
 
 def _remove_if_gone(lock_file: Path) -> None:

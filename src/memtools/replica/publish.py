@@ -5,7 +5,8 @@
 2. Under the writers' lock (``memtools.lock``: no write can start or be mid-way) the folder's
    durable parts are copied to a staging folder inside it (lance files hard-linked); the lock
    is held only for that copy.
-3. Outside the lock: the staged files go to ``versions/<NNNNNN>/files/``, then the version's
+3. Outside the lock: the staged files go to ``versions/<NNNNNN>/files/`` (those the previous
+   version has unchanged are copied inside the store instead of uploaded), then the version's
    ``SNAPSHOT.json`` (every file, size, sha256), and only then ``LATEST.json`` (one PUT).
 4. Versions beyond the newest ``keep`` ones, and versions of killed publishes (partial, or whole
    but never pointed at), are deleted.
@@ -34,6 +35,7 @@ from memtools.replica.snapshot import (
     STAGING_PREFIX,
     VERSION_DIR,
     VERSIONS,
+    FileEntry,
     Latest,
     Snapshot,
     list_files,
@@ -59,19 +61,24 @@ class Published:
     size: int
     seconds: float
     locked_seconds: float = 0.0  # how long writes were held off (the copy to the staging folder)
+    uploaded: int = 0  # bytes sent; files the previous version has unchanged are copied inside the store
     removed: list[int] = field(default_factory=list)
 
     def render(self) -> str:
         gone = f"; removed version(s) {', '.join(map(str, self.removed))}" if self.removed else ""
         return (f"Published version {self.version} (generation {self.generation}) to {self.uri}: {self.files} file(s), "
-                f"{self.size / 1e6:.1f} MB in {self.seconds:.1f} s (writes held off {self.locked_seconds:.2f} s)"
+                f"{self.size / 1e6:.1f} MB ({self.uploaded / 1e6:.1f} MB uploaded, the rest unchanged) in "
+                f"{self.seconds:.1f} s (writes held off {self.locked_seconds:.2f} s)"
                 f"{gone}.\n"
                 f"Serve it elsewhere: memtools serve --memory {self.uri}")
 
 
-def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, environ: Mapping[str, str] | None = None,
-            progress: Callable[[str], None] | None = None) -> Published:
-    """Publish the memory at ``folder`` to ``uri`` (``s3://bucket/prefix``) as its next version."""
+def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, full: bool = False,
+            environ: Mapping[str, str] | None = None, progress: Callable[[str], None] | None = None) -> Published:
+    """Publish the memory at ``folder`` to ``uri`` (``s3://bucket/prefix``) as its next version.
+
+    Files the previous version holds unchanged (same path, size and sha256 in its listing) are
+    copied inside the store; ``full`` uploads every file instead (when the store's copies are doubted)."""
     from memtools import __version__
     from memtools.store import Memory
     from memtools.store.integrity import JOURNAL_FILE
@@ -108,7 +115,7 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, environ: 
                 previous = read_latest(bucket)
                 version = max([previous.version if previous else 0, *_versions(bucket)]) + 1
                 say(f"uploading version {version}: {len(files)} file(s), {sum(f.size for f in files) / 1e6:.1f} MB")
-                _upload(bucket, staging, f"{version_dir(version)}/{FILES}", [f.path for f in files])
+                uploaded = _upload(bucket, staging, version, files, {} if full else _listed(bucket, previous))
                 snapshot = Snapshot(version=version, generation=generation, memtools_version=__version__,
                                     created_at=now(), files=files)
                 bucket.write_bytes(f"{version_dir(version)}/{SNAPSHOT}", snapshot.to_json())
@@ -119,7 +126,7 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, environ: 
                 shutil.rmtree(staging, ignore_errors=True)
             removed = prune(bucket, version, keep, previous.version if previous else 0)
     return Published(bucket.uri, version, generation, len(files), snapshot.size, time.perf_counter() - started,
-                     locked, removed)
+                     locked, uploaded, removed)
 
 
 def read_latest(bucket: Bucket) -> Latest | None:
@@ -150,12 +157,37 @@ def prune(bucket: Bucket, current: int, keep: int, previous: int = 0) -> list[in
     return removed
 
 
-def _upload(bucket: Bucket, staging: Path, under: str, paths: list[str]) -> None:
+def _listed(bucket: Bucket, latest: Latest | None) -> dict[tuple[str, int, str], str]:
+    """The files of the version ``latest`` names, by (path, size, sha256): their keys in the store."""
+    data = bucket.read_bytes(f"{version_dir(latest.version)}/{SNAPSHOT}") if latest else None
+    if latest is None or data is None:
+        return {}
+    try:
+        snapshot = Snapshot.from_json(data, f"{bucket.uri}/{version_dir(latest.version)}/{SNAPSHOT}")
+    except StoreError:
+        return {}  # a listing this memtools cannot read: upload everything
+    return {(f.path, f.size, f.sha256): f"{version_dir(latest.version)}/{FILES}/{f.path}" for f in snapshot.files}
+
+
+def _upload(bucket: Bucket, staging: Path, version: int, files: list[FileEntry],
+            previous: dict[tuple[str, int, str], str]) -> int:
+    """Put every file under ``versions/<version>/files/``: copied inside the store when the previous version has
+    it unchanged (lance files, frames), else uploaded. The bytes uploaded."""
+
+    def put(entry: FileEntry) -> int:
+        key = f"{version_dir(version)}/{FILES}/{entry.path}"
+        same = previous.get((entry.path, entry.size, entry.sha256))
+        if same is not None and bucket.copy(same, key, entry.size):
+            return 0
+        bucket.upload(staging / entry.path, key)
+        return entry.size
+
+    sent = 0
     with ThreadPoolExecutor(UPLOAD_THREADS, thread_name_prefix="memtools-publish") as pool:
-        futures = [pool.submit(bucket.upload, staging / p, f"{under}/{p}") for p in paths]
-        for done in as_completed(futures):
-            done.result()
+        for done in as_completed([pool.submit(put, f) for f in files]):
+            sent += done.result()
             fault_point("publish.upload")
+    return sent
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ from memtools.errors import MemtoolsError, StoreError
 from memtools.mcp.server import LazyTools
 from memtools.replica.bucket import Bucket
 from memtools.replica.fetch import ServerCache, default_cache_dir, download_version, latest_of
+from memtools.replica.snapshot import Snapshot
 from memtools.tools import MemoryTools
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ class Served:
     """One downloaded version: its tools, and how many calls use it now."""
 
     number: int
-    generation: int
+    snapshot: Snapshot
     folder: Path
     tools: MemoryTools
     users: int = 0
@@ -149,7 +150,11 @@ class ReplicaTools(LazyTools):
         from memtools.store import Memory
 
         assert self._cache is not None
-        folder, snapshot = download_version(self.bucket, version, self._cache.folder)
+        current = self._served
+        have = (current.folder, current.snapshot) if current is not None else None
+        folder, snapshot, fetched = download_version(self.bucket, version, self._cache.folder, have)
+        log.info("version %d of %s: %.1f MB downloaded, %.1f MB unchanged", version, self.uri, fetched / 1e6,
+                 (snapshot.size - fetched) / 1e6)
         try:
             memory = Memory.open(folder)
         except BaseException:
@@ -158,7 +163,7 @@ class ReplicaTools(LazyTools):
         warming = warm_up(memory)  # the first call on the new version is not the slow one
         if warming is not None:
             warming.join()
-        return Served(version, snapshot.generation, folder, MemoryTools(memory))
+        return Served(version, snapshot, folder, MemoryTools(memory))
 
     def _switch(self, new: Served) -> None:
         if self._stop.is_set():  # closed while this version was on its way

@@ -166,11 +166,13 @@ def _backup_sqlite(source: Path, target: Path) -> None:
 
 def list_files(staging: Path) -> list[FileEntry]:
     """Every file under ``staging`` with its size and sha256, in a stable order."""
-    out = []
-    for path in sorted(p for p in staging.rglob("*") if p.is_file()):
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
-                digest.update(chunk)
-        out.append(FileEntry(path.relative_to(staging).as_posix(), path.stat().st_size, digest.hexdigest()))
-    return out
+    return [FileEntry(path.relative_to(staging).as_posix(), path.stat().st_size, sha256_of(path))
+            for path in sorted(p for p in staging.rglob("*") if p.is_file())]
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
