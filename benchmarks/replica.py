@@ -56,22 +56,23 @@ def main() -> None:
             memory.write_videos([kitchen_graph(f"v{i:04d}") for i in range(args.videos)])
         first = publish(folder, uri)
         rows.append(["publish (first version)", f"{first.files}", f"{first.size / 1e6:.1f}", f"{first.seconds:.2f}",
-                     f"{first.locked_seconds:.3f}"])
+                     f"{first.locked_seconds:.3f}", f"{first.uploaded / 1e6:.1f}"])
         again = publish(folder, uri)
         rows.append(["publish (unchanged memory)", f"{again.files}", f"{again.size / 1e6:.1f}", f"{again.seconds:.2f}",
-                     f"{again.locked_seconds:.3f}"])
+                     f"{again.locked_seconds:.3f}", f"{again.uploaded / 1e6:.1f}"])
         replica = ReplicaTools(uri, cache_dir=Path(tmp) / "cache", poll_seconds=3600)
         started = time.perf_counter()
         replica.start()
-        rows.append(["replica start (download, check, open, warm)", "", "", f"{time.perf_counter() - started:.2f}", ""])
+        rows.append(["replica start (download, check, open, warm)", "", "", f"{time.perf_counter() - started:.2f}",
+                     "", ""])
         with Memory.open(folder, TestEmbedder(64)) as memory:
             memory.write_video(kitchen_graph("added-1"))
         third = publish(folder, uri)
         rows.append(["publish (one video more)", f"{third.files}", f"{third.size / 1e6:.1f}", f"{third.seconds:.2f}",
-                     f"{third.locked_seconds:.3f}"])
+                     f"{third.locked_seconds:.3f}", f"{third.uploaded / 1e6:.1f}"])
         started = time.perf_counter()
         replica.check_now()
-        rows.append(["replica moves to it (check_now)", "", "", f"{time.perf_counter() - started:.2f}", ""])
+        rows.append(["replica moves to it (check_now)", "", "", f"{time.perf_counter() - started:.2f}", "", ""])
         replica.close()
 
         polling = ReplicaTools(uri, cache_dir=Path(tmp) / "cache", poll_seconds=args.poll)
@@ -83,12 +84,12 @@ def main() -> None:
         while "added-2" not in {v.video_id for v in polling().list_videos().videos}:
             time.sleep(0.01)
         rows.append([f"LATEST moved -> first answer from it (poll {args.poll:g} s)", "", "",
-                     f"{time.perf_counter() - moved:.2f}", ""])
+                     f"{time.perf_counter() - moved:.2f}", "", ""])
         polling.close()
         del fourth
     server.stop()
     print(f"{args.videos + 1} videos, TestEmbedder(64), moto on 127.0.0.1; load average {load_average()}\n")
-    print(markdown_table(["step", "files", "MB", "seconds", "writes held off (s)"], rows))
+    print(markdown_table(["step", "files", "MB", "seconds", "writes held off (s)", "MB uploaded"], rows))
 
 
 if __name__ == "__main__":

@@ -115,6 +115,34 @@ def test_a_version_that_does_not_match_its_listing_is_never_served(tmp_path, buc
         replica.close()
 
 
+def test_the_poller_logs_a_failed_move_and_keeps_serving(tmp_path, bucket, caplog):
+    import time
+
+    name, client = bucket
+    folder = _memory(tmp_path / "m", "kitchen")
+    uri = f"s3://{name}/kitchen"
+    publish(folder, uri)
+    replica = ReplicaTools(uri, cache_dir=tmp_path / "cache", poll_seconds=0.1)
+    replica.start()
+    try:
+        _add(folder, "k2")
+        publish(folder, f"s3://{name}/elsewhere")  # version 2 is put together by hand, without one file
+        for key in keys(client, name, "elsewhere/versions/000001/"):
+            if not key.endswith("/files/memtools.json"):
+                target = key.replace("elsewhere/versions/000001/", "kitchen/versions/000002/")
+                client.copy_object(Bucket=name, Key=target, CopySource={"Bucket": name, "Key": key})
+        client.put_object(Bucket=name, Key="kitchen/LATEST.json", Body=b'{"version": 2, "generation": 2}')
+        deadline = time.monotonic() + 60  # a hang guard: the poller tries within a few polls
+        while "could not move to the newest version" not in caplog.text and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert f"could not move to the newest version of {uri}" in caplog.text
+        assert "still serving version 1" in caplog.text
+        assert "memtools.json is gone" in caplog.text
+        assert replica.version == 1 and _listed(replica()) == {"kitchen"}
+    finally:
+        replica.close()
+
+
 def test_errors_say_what_is_wrong_and_what_to_do(tmp_path, bucket, capsys):
     name, _ = bucket
     folder = _memory(tmp_path / "m", "kitchen")

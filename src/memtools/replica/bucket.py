@@ -87,6 +87,8 @@ class Bucket:
 
     def _error(self, doing: str, exc: OSError) -> Exception:
         text = str(exc)
+        if "RESOURCE_NOT_FOUND" in text or "NoSuchKey" in text:  # gone between listing and reading
+            return FileNotFoundError(text)
         if "NO_SUCH_BUCKET" in text or "NoSuchBucket" in text:
             return ConfigError(f"there is no bucket {self.bucket!r} at the S3 endpoint ({doing} {self.uri}); "
                                "check the URI (and AWS_ENDPOINT_URL for a server other than AWS), or create it")
@@ -191,6 +193,9 @@ def _filesystem(env: Mapping[str, str]):
     region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
     if region:
         options["region"] = region
+    if env.get("AWS_ACCESS_KEY_ID") and env.get("AWS_SECRET_ACCESS_KEY"):  # else the SDK's chain (profile, role)
+        options.update(access_key=env["AWS_ACCESS_KEY_ID"], secret_key=env["AWS_SECRET_ACCESS_KEY"],
+                       session_token=env.get("AWS_SESSION_TOKEN") or None)
     try:
         return fs.S3FileSystem(**options)
     except OSError as exc:

@@ -31,6 +31,8 @@ from memtools.tools import MemoryTools
 log = logging.getLogger(__name__)
 
 DEFAULT_POLL_SECONDS = 30.0
+MAX_BACKOFF_POLLS = 10
+"""A version that failed to download is tried again after at most this many polls."""
 
 
 @dataclass
@@ -126,24 +128,34 @@ class ReplicaTools(LazyTools):
 
     def check_now(self) -> bool:
         """Read ``LATEST.json`` once and move to its version if it is another; whether it moved."""
-        latest = latest_of(self.bucket)
-        if self._served is not None and latest.version == self._served.number:
+        return self._move_to(latest_of(self.bucket).version)
+
+    def _move_to(self, version: int) -> bool:
+        if self._served is not None and version == self._served.number:
             return False
         started = time.perf_counter()
-        self._switch(self._load(latest.version))
-        log.info("moved to version %d of %s in %.1f s", latest.version, self.uri, time.perf_counter() - started)
+        self._switch(self._load(version))
+        log.info("moved to version %d of %s in %.1f s", version, self.uri, time.perf_counter() - started)
         return True
 
     def _poll(self) -> None:
+        """Every ``poll_seconds``: read LATEST and move to its version. A version that failed is tried again
+        after 1, 2, 4, ... polls (at most ``MAX_BACKOFF_POLLS``), so a damaged one is not downloaded in a loop;
+        a newer version is tried at once."""
+        failed, wait, retry_at = -1, 0, 0.0
         while not self._stop.wait(self.poll_seconds):
+            version = -1
             try:
-                self.check_now()
-            except MemtoolsError as exc:
+                version = latest_of(self.bucket).version
+                if version == failed and time.monotonic() < retry_at:
+                    continue
+                self._move_to(version)
+                failed, wait = -1, 0
+            except Exception as exc:  # noqa: BLE001 - the poller must outlive anything one attempt meets
+                wait = min(max(1, wait * 2), MAX_BACKOFF_POLLS) if version == failed else 1
+                failed, retry_at = version, time.monotonic() + wait * self.poll_seconds
                 log.warning("could not move to the newest version of %s (%s); still serving version %s",
-                            self.uri, exc, self.version)
-            except Exception:  # noqa: BLE001 - the poller must outlive anything one attempt meets
-                log.warning("could not move to the newest version of %s; still serving version %s",
-                            self.uri, self.version, exc_info=True)
+                            self.uri, exc, self.version, exc_info=not isinstance(exc, MemtoolsError))
 
     def _load(self, version: int) -> Served:
         from memtools.mcp.warmup import warm_up
