@@ -91,7 +91,7 @@ class ReplicaTools(LazyTools):
         """Stop polling; close the served version and remove this server's cache folder."""
         self._stop.set()
         if self._poller is not None:
-            self._poller.join(timeout=max(5.0, self.poll_seconds))
+            self._poller.join(timeout=5.0)  # a download under way is abandoned (its folder goes below)
         with self._switch_lock:
             served, self._served = self._served, None
         if served is not None:
