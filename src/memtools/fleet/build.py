@@ -205,6 +205,7 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
                                  WorkerEmbedder(own.name, lambda: own) if options.embed_in_workers else None)
     window = options.videos_in_flight or executor.slots_free()
     limits = GroupLimits(videos=options.write_group_videos)
+    backlog = max(window, limits.videos)  # finished videos held for the writer at most before no new one starts
     queue = list(reversed(jobs))
     running: dict[asyncio.Task, _Job] = {}
     ready: list[VideoBundle] = []  # perceived, waiting for the writer
@@ -218,7 +219,7 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
 
     try:
         while queue or running or ready or writing is not None:
-            while queue and len(running) < window:
+            while queue and len(running) < window and len(ready) < backlog:
                 job = queue.pop()
                 running[asyncio.ensure_future(start(job))] = job
             now = loop.time()
