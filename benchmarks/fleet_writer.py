@@ -37,6 +37,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -202,12 +203,13 @@ def main() -> None:
     videos = [make_video(work / f"v{i:02d}.mp4", 60, 320, 180, 5, scene_sec=20) for i in range(args.videos)]
     default_embedder().embed_documents(["warm the model up"])
     print("Writes replayed, nothing else running: process CPU per video\n")
-    print(markdown_table(["writes", "videos", "writes", "process CPU ms/video", "vs before"],
+    print(markdown_table(["written", "videos", "writes", "process CPU ms/video", "vs before"],
                          replay_rows(work, videos, args.repeat)))
     run_once(work, "warm-up", videos[:1], False)  # the fleet rows' warm-up
-    cases = [("the writer embeds, one write per video (before)", {"embed_in_workers": False, "write_group_videos": 1}),
-             ("workers embed, one write per video", {"embed_in_workers": True, "write_group_videos": 1}),
-             ("workers embed, grouped writes (now)", {"embed_in_workers": True})]
+    cases: list[tuple[str, dict[str, Any]]] = [
+        ("the writer embeds, one write per video (before)", {"embed_in_workers": False, "write_group_videos": 1}),
+        ("workers embed, one write per video", {"embed_in_workers": True, "write_group_videos": 1}),
+        ("workers embed, grouped writes (now)", {"embed_in_workers": True})]
     rows = [run(work, f"in process, {name}", videos, args.repeat, **options) for name, options in cases]
     if args.ray:
         import ray

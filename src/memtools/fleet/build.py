@@ -73,7 +73,7 @@ class FleetOptions:
     build_folder: Path | None = None
     embed_in_workers: bool = True  # workers embed their videos' texts; the writer only checks and stores
     write_group_videos: int = GROUP_VIDEOS  # finished videos written together at most (1: one write per video)
-    write_linger_sec: float = 2.0  # how long a finished video waits for others to share its write
+    write_linger_sec: float = 5.0  # how long a finished video waits for others to share its write
 
     def __post_init__(self) -> None:
         if self.endpoint_limit < 1:
@@ -236,15 +236,7 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
             waits = set(running) | ({writing} if writing is not None else set())
             done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             if writing is not None and writing in done:
-                failed = writing.result()
-                for bundle in group:
-                    vid = bundle.report.video_id
-                    if vid in failed:
-                        summary.failed[vid] = failed[vid]
-                        progress.failed += 1
-                    else:
-                        summary.videos.append(bundle.report)
-                        progress.done += 1
+                _record(summary, progress, group, writing.result())
                 writing, group = None, []
             for task in done:
                 if task not in running:
@@ -280,6 +272,18 @@ def build_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Sequence[s
     """Blocking ``abuild_fleet``."""
     return run_sync(lambda: abuild_fleet(memory, make_vlm, sources, **options))
 
+
+
+def _record(summary: FleetSummary, progress: FleetProgress, group: list[VideoBundle], failed: dict[str, str]) -> None:
+    """A written group in the summary and the counters: each video written or failed."""
+    for bundle in group:
+        vid = bundle.report.video_id
+        if vid in failed:
+            summary.failed[vid] = failed[vid]
+            progress.failed += 1
+        else:
+            summary.videos.append(bundle.report)
+            progress.done += 1
 
 
 def _write_step(memory: Memory, group: list[VideoBundle]) -> dict[str, str]:
