@@ -9,14 +9,21 @@ makes its own: HTTP clients do not travel between processes), e.g.
 
 The driver (this function) decides what to build (a video already in the memory, built from
 the same file with the same settings, is skipped), keeps ``videos_in_flight`` videos
-running, and writes each finished video's bundle itself, one at a time: workers never open
-the memory, so kuzu's one-writer rule and lance's one-writer advice both hold. Without Ray
-the same loop runs the videos as asyncio tasks of this process, sharing one backend.
+running, and writes the finished videos' bundles itself: workers never open the memory, so
+kuzu's one-writer rule and lance's one-writer advice both hold. Without Ray the same loop
+runs the videos as asyncio tasks of this process, sharing one backend.
+
+Writes are grouped (``memtools.fleet.writer``): the writer, in a thread beside the loop,
+takes every finished video that is waiting when it is free, up to ``write_group_videos``, in
+one atomic write. A finished video waits at most ``write_linger_sec`` for others to join it
+while more are still running (none once nothing else runs), so a reader sees it that much
+later at most, and the writer pays its fixed per-write cost once per group, not per video.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -33,7 +40,6 @@ from memtools.build.bundle import (
     build_state,
     is_built,
     start_fresh,
-    write_bundle,
 )
 from memtools.build.config import BuildConfig
 from memtools.build.pipeline import resolve_video_id
@@ -42,6 +48,7 @@ from memtools.errors import BuildError, ConfigError
 from memtools.fleet.embedding import BundleVectors, WorkerEmbedder, video_vectors
 from memtools.fleet.limits import LimitedVLM, LocalSlots, SlotStats, endpoint_key
 from memtools.fleet.progress import FleetProgress, FleetSink
+from memtools.fleet.writer import GROUP_VIDEOS, GroupLimits, group_full, group_size, one_line, write_group
 from memtools.perception.base import run_sync
 from memtools.store import Memory
 from memtools.video.probe import content_hash
@@ -65,6 +72,8 @@ class FleetOptions:
     max_retries: int = 3
     build_folder: Path | None = None
     embed_in_workers: bool = True  # workers embed their videos' texts; the writer only checks and stores
+    write_group_videos: int = GROUP_VIDEOS  # finished videos written together at most (1: one write per video)
+    write_linger_sec: float = 5.0  # how long a finished video waits for others to share its write
 
     def __post_init__(self) -> None:
         if self.endpoint_limit < 1:
@@ -73,6 +82,10 @@ class FleetOptions:
             raise ConfigError(f"videos in flight must be >= 1, not {self.videos_in_flight}")
         if self.task_cpus < 0 or self.max_retries < 0:
             raise ConfigError("task CPUs and retries cannot be negative")
+        if self.write_group_videos < 1:
+            raise ConfigError(f"videos per write must be >= 1, not {self.write_group_videos}")
+        if self.write_linger_sec < 0:
+            raise ConfigError(f"the write linger cannot be negative, not {self.write_linger_sec}")
 
 
 class FleetSummary(BuildSummary):
@@ -191,36 +204,62 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
         executor = LocalExecutor(make_vlm, folder, config, options.endpoint_limit,
                                  WorkerEmbedder(own.name, lambda: own) if options.embed_in_workers else None)
     window = options.videos_in_flight or executor.slots_free()
+    limits = GroupLimits(videos=options.write_group_videos)
+    backlog = max(window, limits.videos)  # finished videos held for the writer at most before no new one starts
     queue = list(reversed(jobs))
     running: dict[asyncio.Task, _Job] = {}
+    ready: list[VideoBundle] = []  # perceived, waiting for the writer
+    ready_at: list[float] = []  # when each became ready
+    writing: asyncio.Future | None = None  # the writer's current group (a thread)
+    group: list[VideoBundle] = []
+
+    async def start(job: _Job) -> VideoBundle:
+        await asyncio.to_thread(memory.set_status, job.video_id, "building")
+        return await executor.perceive(job.source, job.video_id)
+
     try:
-        while queue or running:
-            while queue and len(running) < window:
+        while queue or running or ready or writing is not None:
+            while queue and len(running) < window and len(ready) < backlog:
                 job = queue.pop()
-                await asyncio.to_thread(memory.set_status, job.video_id, "building")
-                running[asyncio.ensure_future(executor.perceive(job.source, job.video_id))] = job
-            progress.in_flight = len(running)
-            done, _ = await asyncio.wait(running, timeout=POLL_SEC, return_when=asyncio.FIRST_COMPLETED)
+                running[asyncio.ensure_future(start(job))] = job
+            now = loop.time()
+            if writing is None and ready and (not running or group_full(ready, limits)
+                                              or now - ready_at[0] >= options.write_linger_sec):
+                size = group_size(ready, limits)
+                group = ready[:size]
+                del ready[:size], ready_at[:size]
+                writing = asyncio.ensure_future(asyncio.to_thread(_write_step, memory, group))
+            progress.in_flight = len(running) + len(ready) + len(group)
+            timeout = POLL_SEC
+            if writing is None and ready:  # wake up when the oldest ready video has waited long enough
+                timeout = min(timeout, max(0.0, ready_at[0] + options.write_linger_sec - now))
+            waits = set(running) | ({writing} if writing is not None else set())
+            done, _ = await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            if writing is not None and writing in done:
+                _record(summary, progress, group, writing.result())
+                writing, group = None, []
             for task in done:
+                if task not in running:
+                    continue
                 job = running.pop(task)
                 error = task.exception()
                 if error is not None:
                     if not isinstance(error, Exception):
                         raise error
                     progress.failed += 1
-                    summary.failed[job.video_id] = _one_line(error)
+                    summary.failed[job.video_id] = one_line(error)
                     await asyncio.to_thread(memory.set_status, job.video_id, "failed")
                     continue
-                bundle = task.result()
-                await asyncio.to_thread(write_bundle, memory, bundle)
-                summary.videos.append(bundle.report)
-                progress.done += 1
-            progress.in_flight = len(running)
+                ready.append(task.result())
+                ready_at.append(loop.time())
+            progress.in_flight = len(running) + len(ready) + len(group)
             progress.push(await executor.stats())
     finally:
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+        if writing is not None:  # a write in its thread cannot be stopped: let it finish
+            await asyncio.gather(writing, return_exceptions=True)
         stats = await executor.stats()
         executor.close()
     summary.peak_requests, summary.tokens = stats.peak, stats.tokens
@@ -234,6 +273,23 @@ def build_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Sequence[s
     return run_sync(lambda: abuild_fleet(memory, make_vlm, sources, **options))
 
 
-def _one_line(exc: BaseException) -> str:
-    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return f"{type(exc).__name__}: {text[:300]}"
+
+def _record(summary: FleetSummary, progress: FleetProgress, group: list[VideoBundle], failed: dict[str, str]) -> None:
+    """A written group in the summary and the counters: each video written or failed."""
+    for bundle in group:
+        vid = bundle.report.video_id
+        if vid in failed:
+            summary.failed[vid] = failed[vid]
+            progress.failed += 1
+        else:
+            summary.videos.append(bundle.report)
+            progress.done += 1
+
+
+def _write_step(memory: Memory, group: list[VideoBundle]) -> dict[str, str]:
+    """The writer's thread: one group written (``memtools.fleet.writer``), its failures marked."""
+    failed = write_group(memory, group)
+    for vid in failed:
+        with contextlib.suppress(Exception):  # the memory may be what failed; the summary still lists it
+            memory.set_status(vid, "failed")
+    return failed

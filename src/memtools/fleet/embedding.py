@@ -86,11 +86,12 @@ def writer_cache(memory: Memory, made: BundleVectors, video_id: str) -> dict[str
     """The writer's embedding cache from a worker's vectors, once they are checked to come from
     the memory's embedder (name and dimension)."""
     own = memory.embedder
-    if made.embedder != own.name or made.dim != own.dim:
+    name, dim = own.name, int(own.dim)  # read once: a model's ``dim`` may read its config file
+    if made.embedder != name or made.dim != dim:
         raise StoreError(f"video {video_id!r} was embedded by {made.embedder} (dim {made.dim}) in its worker, but "
-                         f"the memory uses {own.name} (dim {own.dim}); build it again with the memory's embedder")
+                         f"the memory uses {name} (dim {dim}); build it again with the memory's embedder")
     for text, vector in made.vectors.items():
-        if vector.shape != (own.dim,) or not np.all(np.isfinite(vector)):
+        if vector.shape != (dim,) or not np.isfinite(vector).all():
             raise StoreError(f"video {video_id!r}: a worker's vector for {text[:60]!r} is not a finite "
-                             f"{own.dim}-dimensional vector; build the video again")
+                             f"{dim}-dimensional vector; build the video again")
     return dict(made.vectors)
