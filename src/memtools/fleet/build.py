@@ -165,7 +165,8 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
                        options: FleetOptions | None = None, fresh: bool = False,
                        sink: FleetSink | None = None) -> FleetSummary:
     """Build ``sources`` into ``memory``; see the module docstring. A video that fails is
-    marked ``failed`` in the manifest and listed in the summary; the others go on."""
+    marked ``failed`` in the manifest (one that was ready keeps its old version, frames included)
+    and listed in the summary; the others go on."""
     config = config or BuildConfig.default()
     options = options or FleetOptions()
     folder = BuildFolder(Path(options.build_folder or memory.path).resolve())
@@ -193,11 +194,15 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
     window = options.videos_in_flight or executor.slots_free()
     queue = list(reversed(jobs))
     running: dict[asyncio.Task, _Job] = {}
+    fresh_ids: set[str] = set()  # videos not ready before this run (a failure marks them failed)
     try:
         while queue or running:
             while queue and len(running) < window:
                 job = queue.pop()
-                await asyncio.to_thread(memory.set_status, job.video_id, "building")
+                entry = memory.manifest.videos.get(job.video_id)
+                if entry is None or entry.status != "ready":  # a ready video stays ready until its new version lands
+                    await asyncio.to_thread(memory.set_status, job.video_id, "building")
+                    fresh_ids.add(job.video_id)
                 running[asyncio.ensure_future(executor.perceive(job.source, job.video_id))] = job
             progress.in_flight = len(running)
             done, _ = await asyncio.wait(running, timeout=POLL_SEC, return_when=asyncio.FIRST_COMPLETED)
@@ -209,7 +214,8 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
                         raise error
                     progress.failed += 1
                     summary.failed[job.video_id] = _one_line(error)
-                    await asyncio.to_thread(memory.set_status, job.video_id, "failed")
+                    if job.video_id in fresh_ids:  # a failed rebuild leaves the old version whole
+                        await asyncio.to_thread(memory.set_status, job.video_id, "failed")
                     continue
                 bundle = task.result()
                 await asyncio.to_thread(write_bundle, memory, bundle)
