@@ -30,6 +30,7 @@ from pathlib import Path
 
 import frames_driver
 import pytest
+from fault_helpers import EMBEDDER, mem, run_python, template  # noqa: F401 - fixtures
 
 DRIVER = Path(__file__).with_name("frames_driver.py")
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -220,3 +221,86 @@ async def test_following_a_stream_into_an_existing_video_replaces_it_whole_at_th
     followed = frames_driver.describe(memory)
     assert not _problems(followed, followed, followed)  # whole: files exactly the graph's keyframes, check clean
     assert followed["graph"] != old["graph"] and followed["frames"] != old["frames"]
+
+
+def _frames(memory: Path, video: str) -> dict[str, bytes]:
+    folder = memory / "frames" / video
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())} if folder.is_dir() else {}
+
+
+@pytest.mark.parametrize("point", ["graph-inserted", "frames-aside"])
+def test_a_killed_memdreamer_reimport_leaves_the_old_or_the_new_frames(point, tmp_path, monkeypatch):
+    import math
+
+    from memtools.embed import TestEmbedder
+    from memtools.memdreamer import import_memdreamer
+    from memtools.store import Memory
+    from memtools.store.integrity import check
+    from test_import_memdreamer import LV, _jpeg, write_lecture
+
+    release = tmp_path / "release"
+    write_lecture(release)
+    old_memory, new_memory, memory = tmp_path / "old", tmp_path / "new", tmp_path / "memory"
+    with Memory.create(old_memory, TestEmbedder(64)) as mem:
+        import_memdreamer(mem, release)
+    for shade, image in enumerate(sorted(release.rglob("*.jpg"))):  # the new version: other pictures
+        _jpeg(image, 200 - 40 * shade)
+    shutil.copytree(old_memory, new_memory)
+    shutil.copytree(old_memory, memory)
+    with Memory.open(new_memory, TestEmbedder(64)) as mem:
+        import_memdreamer(mem, release)
+    old, new = _frames(old_memory, LV), _frames(new_memory, LV)
+    assert set(old) == set(new) and old != new
+
+    monkeypatch.setenv("MEMTOOLS_FAULT_POINT", point)
+    done = run_python("import sys\nfrom memtools.embed import TestEmbedder\nfrom memtools.memdreamer import "
+                      "import_memdreamer\nfrom memtools.store import Memory\n"
+                      "with Memory.open(sys.argv[1], TestEmbedder(64)) as m:\n    import_memdreamer(m, sys.argv[2])",
+                      str(memory), str(release))
+    assert done.returncode == -9, done.stderr[-2000:]
+    monkeypatch.delenv("MEMTOOLS_FAULT_POINT")
+    with Memory.open(memory, TestEmbedder(64)) as mem:
+        mem.finish_indexes()  # the next writer recovers the killed one
+        result = check(mem)
+        with mem.reading() as g:
+            listed = {Path(k.path).name for k in g.keyframes(LV, 0.0, math.inf)}
+    assert result.ok, result.render()
+    assert _frames(memory, LV) == (old if point == "graph-inserted" else new)
+    assert set(_frames(memory, LV)) == listed
+
+
+def test_leftovers_of_a_swap_are_no_damage_and_the_next_writer_removes_them(mem):
+    from memtools.store import Memory
+    from memtools.store.frame_swap import SWAP
+    from memtools.store.integrity import check
+
+    held = mem / SWAP / "0123abcd" / "old" / "kitchen"  # a write killed after it finished (no journal)
+    held.mkdir(parents=True)
+    (held / "000001.000.jpg").write_bytes(b"\xff\xd8 half a picture")
+    staged = mem / "work" / "kitchen" / "staged" / "frames" / "kitchen"  # a build killed before its write
+    staged.mkdir(parents=True)
+    (staged / "000002.000.jpg").write_bytes(b"\xff\xd8 another")
+    with Memory.open(mem, EMBEDDER) as memory:
+        result = check(memory)
+        assert result.ok, result.render()
+        memory.finish_indexes()  # any write
+    assert not (mem / SWAP).exists()
+    assert (staged / "000002.000.jpg").is_file()  # the build's, for its resume
+
+
+async def test_a_fleet_bundle_built_elsewhere_replaces_the_video_frames_included(tmp_path):
+    from memtools.build.bundle import BuildFolder, aperceive_video, write_bundle
+    from memtools.build.testing import scripted_vlm
+
+    frames_driver.videos(tmp_path)
+    memory = str(tmp_path / "memory")
+    frames_driver.build(memory, str(tmp_path / "v1.mp4"), "kuzu")
+    old = frames_driver.describe(memory)
+    bundle = await aperceive_video(BuildFolder(tmp_path / "shared"), scripted_vlm(episode_sec=10), tmp_path / "v2.mp4",
+                                   frames_driver.VIDEO, config=frames_driver.config())
+    assert not (Path(memory) / "frames" / "clip" / "000006.400.jpg").exists()  # perceiving touched no memory file
+    with frames_driver._open(memory) as mem:
+        write_bundle(mem, bundle)
+    new = frames_driver.describe(memory)
+    assert not _problems(new, new, new) and new["frames"] != old["frames"]
+    assert set(new["frames"]) == {k for k in bundle.frames}
