@@ -5,11 +5,12 @@ under ``work/<video_id>/`` of the build folder, as ``build_video`` does) and ret
 ``VideoBundle``: the assembled graph, the build report and the keyframe files. It never
 touches the memory's graph, tables or manifest, so many of them can run at once, in one
 process or as Ray tasks on other machines (``memtools.fleet``). ``write_bundle`` is the
-other half: the one writer puts the keyframe files in place and writes the graph.
+other half: the one writer stages the keyframe files and writes the graph, whose write swaps
+them into ``frames/<id>/`` whole (``memtools.store.frame_swap``).
 
-The build folder is where ``work/`` and ``frames/`` live: the memory folder itself by
-default, or any folder every worker can reach (shared storage). Keyframes travel in the
-bundle, so the memory gets them even when the build folder is elsewhere.
+The build folder is where ``work/`` lives (keyframes are staged in ``work/<id>/staged/``): the
+memory folder itself by default, or any folder every worker can reach (shared storage).
+Keyframes travel in the bundle, so the memory gets them even when the build folder is elsewhere.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from memtools.build.report import VideoReport
 from memtools.perception import VLM
 from memtools.schema import VideoGraph
 from memtools.store import Memory
+from memtools.store.frame_swap import staging_root
 from memtools.video import VideoInfo, probe
 
 if TYPE_CHECKING:
@@ -36,7 +38,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class BuildFolder:
-    """Where a video's checkpoints and keyframe files are made: ``work/<id>`` and ``frames/<id>``."""
+    """Where a video's checkpoints and keyframe files are made: ``work/<id>`` (its staged keyframes in
+    ``work/<id>/staged/frames/<id>``, the final ``frames_dir`` relative to ``path``)."""
 
     path: Path
 
@@ -100,14 +103,15 @@ async def aperceive_video(folder: BuildFolder | str | os.PathLike, vlm: VLM, sou
     report.resumed = await asyncio.to_thread(checkpoints.prepare, state)
     build = _VideoBuild(folder, vlm, path, info, video_id, config, progress, report)  # type: ignore[arg-type]
     graph = await build.perceive()
-    frames = {k.path: (folder.path / k.path).read_bytes() for k in graph.keyframes if k.path}
+    frames = {k.path: (build.frames_root / k.path).read_bytes() for k in graph.keyframes if k.path}
     report.seconds = round(time.monotonic() - started, 3)
     return VideoBundle(report, state, graph, frames)
 
 
 def write_bundle(memory: Memory, bundle: VideoBundle) -> None:
-    """The single write of a finished video: keyframe files, then graph + tables, then the
-    ``done`` checkpoint (in the memory's own ``work/``) that lets a later run skip it."""
+    """The single write of a finished video: keyframe files staged (in the memory's own
+    ``work/<id>/staged/``), then graph + tables + the frames swapped in, in one atomic step, then
+    the ``done`` checkpoint that lets a later run skip it."""
     if bundle.graph is None:
         return
     vid = bundle.report.video_id
@@ -116,14 +120,19 @@ def write_bundle(memory: Memory, bundle: VideoBundle) -> None:
         from memtools.fleet.embedding import writer_cache
 
         cache = writer_cache(memory, bundle.vectors, vid)
-    for rel, data in bundle.frames.items():
-        target = memory.path / rel
-        if not (target.is_file() and target.stat().st_size == len(data)):
-            atomic_write_bytes(target, data)
-    if cache is None:
-        memory.write_video(bundle.graph)
-    else:
-        memory.write_videos([bundle.graph], batch_size=1, embed_cache=cache)
+    staged = {vid: stage_frames(memory, bundle)}
+    memory.write_videos([bundle.graph], batch_size=1, embed_cache=cache, staged_frames=staged)
     checkpoints = Checkpoints(memory.work_dir(vid))
     checkpoints.save("report", bundle.report.model_dump(mode="json"))
     checkpoints.save("done", bundle.state)
+
+
+def stage_frames(memory: Memory, bundle: VideoBundle) -> Path:
+    """Put a bundle's keyframe files in the memory's ``work/<id>/staged/`` (the write swaps them in
+    whole); returns that staging root."""
+    root = staging_root(memory.work_dir(bundle.report.video_id))
+    for rel, data in bundle.frames.items():
+        target = root / rel  # already there when the build folder is the memory
+        if not (target.is_file() and target.read_bytes() == data):
+            atomic_write_bytes(target, data)
+    return root

@@ -15,6 +15,7 @@ same texts), so the memory is the same.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from memtools.build.progress import Progress
 from memtools.schema import VideoGraph
@@ -27,8 +28,9 @@ FIRST_BATCH = 4
 BATCH = 64
 
 
-async def index_video(memory: Memory, graph: VideoGraph, progress: Progress) -> None:
-    """Write ``graph`` into ``memory``; the ``index`` stage counts the texts embedded, then the write."""
+async def index_video(memory: Memory, graph: VideoGraph, progress: Progress, *, frames: Path | None = None) -> None:
+    """Write ``graph`` into ``memory``; the ``index`` stage counts the texts embedded, then the write.
+    ``frames``: the staging root of the video's keyframe files, swapped in by the write."""
     texts = list(dict.fromkeys(row["text"] for row in index_rows([graph])))
     if len(texts) > EMBED_CACHE_TEXTS:  # the store would drop so large a cache and embed everything again
         texts = []
@@ -41,5 +43,6 @@ async def index_video(memory: Memory, graph: VideoGraph, progress: Progress) -> 
         cache.update(zip(chunk, vectors, strict=True))
         progress.advance(STAGE, len(chunk), one_off=done == 0)  # the first call also loaded the model
         done += len(chunk)
-    await asyncio.to_thread(memory.write_videos, [graph], embed_cache=cache)
+    staged = {graph.video_id: frames} if frames is not None else None
+    await asyncio.to_thread(memory.write_videos, [graph], embed_cache=cache, staged_frames=staged)
     progress.finish(STAGE)

@@ -1,8 +1,11 @@
 """Keyframes: the video module's rules pick them, this stage stores them as JPEG files.
 
-Files go to ``memory.frames_dir(video_id)`` and are named by their timestamp
-(``000083.400.jpg`` is the frame at 83.4 s); ``Keyframe.path`` is relative to the memory
-folder. The list is checkpointed once every file is written, so a resumed build reuses it.
+Files are named by their timestamp (``000083.400.jpg`` is the frame at 83.4 s) and made in
+the build's staging root (``work/<id>/staged/frames/<id>/``, ``memtools.store.frame_swap``);
+``Keyframe.path`` names their final place relative to the memory folder (``frames/<id>/...``),
+where the write that commits the video swaps the whole folder in. The old version's frames
+stay untouched until then. The list is checkpointed once every file is written, so a resumed
+build reuses it (the files must still be staged).
 The frames come from the build's single decoding pass (``memtools.build.frames``).
 """
 
@@ -30,7 +33,7 @@ def keyframe_file_name(t: float) -> str:
 
 
 def stored_keyframes(checkpoints: Checkpoints, memory_root: Path) -> list[StoredKeyframe] | None:
-    """The keyframes of an earlier run, if it finished writing them."""
+    """The keyframes of an earlier run, if it finished writing them (``memory_root``: the staging root)."""
     cached = checkpoints.load(CHECKPOINT)
     if cached is None:
         return None
@@ -39,14 +42,15 @@ def stored_keyframes(checkpoints: Checkpoints, memory_root: Path) -> list[Stored
 
 
 class KeyframeWriter:
-    """Writes the keyframes it is given (in time order), then the checkpoint that lists them."""
+    """Writes the keyframes it is given (in time order), then the checkpoint that lists them.
+    ``frames_dir`` is under ``memory_root`` as the final folder is under the memory."""
 
     def __init__(self, config: KeyframeConfig, frames_dir: Path, memory_root: Path, checkpoints: Checkpoints) -> None:
         self.config = config
         self.frames_dir, self.memory_root, self.checkpoints = frames_dir, memory_root, checkpoints
         self.stored: list[StoredKeyframe] = []
         if frames_dir.exists():
-            shutil.rmtree(frames_dir)  # frames of an earlier build of this video
+            shutil.rmtree(frames_dir)  # frames an earlier, unfinished run of this build staged
         frames_dir.mkdir(parents=True, exist_ok=True)
 
     def add(self, frame: Frame) -> None:

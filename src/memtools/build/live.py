@@ -14,7 +14,14 @@ starts where the last complete episode ended, as in a file build.
 The end of the stream, or ``request_stop()`` (Ctrl-C in the CLI), closes the open window at the
 newest frame. That window is perceived and landed like the others, and the build returns.
 Everything is checkpointed under ``work/<video_id>/``, and ``live/landed`` records what the
-memory holds. A build killed at any moment therefore resumes at the first window not yet
+memory holds.
+
+Keyframe files: a fresh follow stages the first landing's files in ``work/<id>/staged/`` and its
+write swaps them in whole (``memtools.store.frame_swap``), so following a stream into the id of an
+existing video *replaces* that video, frames included, at the first landing, and until then
+(or when the follow fails first) the old version stays whole. Later landings only add files
+under new names before their write and delete the thinned ones after it, so the version a
+reader sees always has its files. A build killed at any moment therefore resumes at the first window not yet
 landed, without asking the model again, and ends with the memory an uninterrupted build makes.
 """
 
@@ -22,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,6 +53,7 @@ from memtools.perception import VLM
 from memtools.schema import VideoGraph, macro_id, slugify_video_id
 from memtools.store import Memory
 from memtools.store.failures import clear_failure, record_failure
+from memtools.store.frame_swap import staged_folder
 from memtools.video import VideoInfo
 
 LANDED = "live/landed"
@@ -143,10 +150,9 @@ class LiveBuild(_VideoBuild):
 
     async def follow(self) -> None:
         cached = self.checkpoints.load(LANDED)
-        if cached is None:
-            shutil.rmtree(self.memory.frames_dir(self.video_id), ignore_errors=True)  # an earlier build's
-        else:
+        if cached is not None:  # the memory holds this follow's frames: later landings add to them
             self.landed = Landed.model_validate(cached)
+            self.frames_root = self.memory.path
         cfg = self.config
         stride = max(1, round(cfg.keyframes.sample_every_sec / self.grid.step))
         self.live = LiveFrames(self.live_source, self.grid, self.landed.end, max_side=cfg.frame_max_side,
@@ -189,10 +195,12 @@ class LiveBuild(_VideoBuild):
         self.report.issues += [*window.issues, *(i for x in extracted for i in x.issues)]
         end = window.end if window.at_end else window.next_start
         new_frames = await asyncio.to_thread(self._window_keyframes, window.index, window.start, end)
-        thinned = await asyncio.to_thread(thin, self.memory.path, [*self.landed.keyframes, *new_frames], end,
+        thinned = await asyncio.to_thread(thin, self.frames_root, [*self.landed.keyframes, *new_frames], end,
                                           self.tiers, self._macro_at)
         graph = await self._graph(end, thinned.kept)
-        await asyncio.to_thread(self.memory.write_videos, [graph], embed_cache=self.embed_cache)
+        staged = {self.video_id: self.frames_root} if self.frames_root != self.memory.path else None
+        await asyncio.to_thread(self.memory.write_videos, [graph], embed_cache=self.embed_cache, staged_frames=staged)
+        self.frames_root = self.memory.path  # swapped in (the first landing of a fresh follow)
         sweep(self.memory.frames_dir(self.video_id), self.memory.path, {k.path for k in thinned.kept})
         self.landed = Landed(windows=window.index + 1, end=end, keyframes=thinned.kept)
         self.checkpoints.save(LANDED, self.landed.model_dump(mode="json"))
@@ -209,11 +217,13 @@ class LiveBuild(_VideoBuild):
     def _window_keyframes(self, index: int, start: float, end: float) -> list[LiveKeyframe]:
         name = f"live/keyframes_{index:03d}"
         cached = self.checkpoints.load(name)
-        if cached is not None and all((self.memory.path / k["path"]).is_file() for k in cached):
+        root = self.frames_root
+        if cached is not None and all((root / k["path"]).is_file() for k in cached):
             return [LiveKeyframe.model_validate(k) for k in cached]
         first_n = max((k.n for k in self.landed.keyframes), default=-1) + 1
         found = select_window(self.live.candidates(start, end), self.config.keyframes,
-                              self.memory.frames_dir(self.video_id), self.memory.path, first_n)
+                              staged_folder(self.memory.path, self.memory.frames_dir(self.video_id), root), root,
+                              first_n)
         self.checkpoints.save(name, [k.model_dump(mode="json") for k in found])
         return found
 

@@ -48,6 +48,7 @@ from memtools.schema import VideoGraph, macro_id, slugify_video_id
 from memtools.speech.base import Recognizer, Utterance
 from memtools.store import Memory
 from memtools.store.failures import clear_failure, record_failure
+from memtools.store.frame_swap import staged_folder, staging_root
 from memtools.video import VideoInfo, probe, uniform_times
 
 SEGMENT_TOKENS = 2048
@@ -68,15 +69,16 @@ class _VideoBuild:
         self.info = info.model_copy(update={"path": source})
         self.progress, self.report = progress, report
         self.checkpoints = Checkpoints(memory.work_dir(video_id))
+        self.frames_root = staging_root(memory.work_dir(video_id))  # keyframe files until the write swaps them in
         self.calls = ModelCalls(vlm, self.checkpoints, concurrency=config.concurrency,
                                 max_retries=config.max_retries, usage=report.usage, on_change=progress.refresh)
 
     async def run(self) -> None:
         graph = await self.perceive()
-        await index_video(self.memory, graph, self.progress)  # the index stage counts the texts it embeds
+        await index_video(self.memory, graph, self.progress, frames=self.frames_root)  # counts the texts it embeds
 
     async def perceive(self) -> VideoGraph:
-        """Everything but the write: the assembled graph (keyframe files are already stored)."""
+        """Everything but the write: the assembled graph (keyframe files are staged in ``frames_root``)."""
         cfg = self.config
         if self.speech is not None:
             self.progress.begin("speech")
@@ -84,9 +86,10 @@ class _VideoBuild:
                                                on_chunk=lambda i, reused: self.progress.advance("speech"))
             self.progress.finish("speech")
         step = grid_step(cfg, self.info.fps)
-        keyframes = stored_keyframes(self.checkpoints, self.memory.path)
+        keyframes = stored_keyframes(self.checkpoints, self.frames_root)
+        staged = staged_folder(self.memory.path, self.memory.frames_dir(self.video_id), self.frames_root)
         writer = None if keyframes is not None else KeyframeWriter(
-            cfg.keyframes, self.memory.frames_dir(self.video_id), self.memory.path, self.checkpoints)
+            cfg.keyframes, staged, self.frames_root, self.checkpoints)
         self.frames = FrameReader(self.source, FrameGrid(self.info.duration, step), max_side=cfg.frame_max_side,
                                   keyframes=writer, keyframe_stride=round(cfg.keyframes.sample_every_sec / step),
                                   max_ahead=math.ceil(3 * cfg.window_sec / step) + 16)
@@ -305,13 +308,16 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
         report.skipped, report.counts = True, dict(entry.counts)
         return report
     report.resumed = await asyncio.to_thread(checkpoints.prepare, state, fresh=fresh)
-    memory.set_status(vid, "building")
+    replacing = entry is not None and entry.status == "ready"  # the old version stays ready until the new is written
+    if not replacing:
+        memory.set_status(vid, "building")
     clear_failure(checkpoints.folder)
     try:
         await _VideoBuild(memory, vlm, path, info, vid, config, progress, report, speech).run()
     except BaseException as exc:
-        record_failure(checkpoints.folder, exc, path)  # memtools info and the tools say why, and what to run
-        memory.set_status(vid, "failed")
+        if not replacing:  # a failed rebuild leaves the old version whole, frames included (the error says why)
+            record_failure(checkpoints.folder, exc, path)  # memtools info and the tools say why, and what to run
+            memory.set_status(vid, "failed")
         raise
     report.seconds = round(time.monotonic() - started, 3)
     checkpoints.save("report", report.model_dump(mode="json"))

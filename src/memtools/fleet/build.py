@@ -178,7 +178,8 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
                        options: FleetOptions | None = None, fresh: bool = False,
                        sink: FleetSink | None = None) -> FleetSummary:
     """Build ``sources`` into ``memory``; see the module docstring. A video that fails is
-    marked ``failed`` in the manifest and listed in the summary; the others go on."""
+    marked ``failed`` in the manifest (one that was ready keeps its old version, frames included)
+    and listed in the summary; the others go on."""
     config = config or BuildConfig.default()
     options = options or FleetOptions()
     folder = BuildFolder(Path(options.build_folder or memory.path).resolve())
@@ -212,9 +213,13 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
     ready_at: list[float] = []  # when each became ready
     writing: asyncio.Future | None = None  # the writer's current group (a thread)
     group: list[VideoBundle] = []
+    fresh_ids: set[str] = set()  # videos not ready before this run (a failure marks them failed)
 
     async def start(job: _Job) -> VideoBundle:
-        await asyncio.to_thread(memory.set_status, job.video_id, "building")
+        entry = memory.manifest.videos.get(job.video_id)
+        if entry is None or entry.status != "ready":  # a ready video stays ready until its new version lands
+            await asyncio.to_thread(memory.set_status, job.video_id, "building")
+            fresh_ids.add(job.video_id)
         return await executor.perceive(job.source, job.video_id)
 
     try:
@@ -248,7 +253,8 @@ async def abuild_fleet(memory: Memory, make_vlm: Callable[[], Any], sources: Seq
                         raise error
                     progress.failed += 1
                     summary.failed[job.video_id] = one_line(error)
-                    await asyncio.to_thread(memory.set_status, job.video_id, "failed")
+                    if job.video_id in fresh_ids:  # a failed rebuild leaves the old version whole
+                        await asyncio.to_thread(memory.set_status, job.video_id, "failed")
                     continue
                 ready.append(task.result())
                 ready_at.append(loop.time())

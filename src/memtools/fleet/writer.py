@@ -23,13 +23,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memtools.build.bundle import VideoBundle, write_bundle
-from memtools.build.checkpoint import Checkpoints, atomic_write_bytes
+from memtools.build.bundle import VideoBundle, stage_frames, write_bundle
+from memtools.build.checkpoint import Checkpoints
 from memtools.errors import MemoryBusy
 from memtools.fleet.embedding import writer_cache
 from memtools.store.writes import BATCH_NODES, EMBED_CACHE_TEXTS
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from memtools.store import Memory
 
 log = logging.getLogger(__name__)
@@ -111,17 +113,15 @@ def write_group(memory: Memory, bundles: Sequence[VideoBundle]) -> dict[str, str
 
 
 def _write_together(memory: Memory, checked: Sequence[tuple[VideoBundle, dict[str, object] | None]]) -> None:
-    """``write_bundle`` for several bundles in one ``write_videos`` batch: keyframe files, then
-    graph + tables (one atomic step), then each video's ``done`` checkpoint."""
+    """``write_bundle`` for several bundles in one ``write_videos`` batch: keyframe files staged, then
+    graph + tables + frames swapped in (one atomic step), then each video's ``done`` checkpoint."""
     cache: dict[str, object] = {}
+    staged: dict[str, Path] = {}
     for bundle, vectors in checked:
         cache.update(vectors or {})
-        for rel, data in bundle.frames.items():
-            target = memory.path / rel
-            if not (target.is_file() and target.stat().st_size == len(data)):
-                atomic_write_bytes(target, data)
+        staged[bundle.report.video_id] = stage_frames(memory, bundle)
     graphs = [bundle.graph for bundle, _ in checked if bundle.graph is not None]
-    memory.write_videos(graphs, batch_size=len(graphs), embed_cache=cache)
+    memory.write_videos(graphs, batch_size=len(graphs), embed_cache=cache, staged_frames=staged)
     for bundle, _ in checked:
         checkpoints = Checkpoints(memory.work_dir(bundle.report.video_id))
         checkpoints.save("report", bundle.report.model_dump(mode="json"))

@@ -32,9 +32,10 @@ How it maps (the decisions a user should know):
   ``memory.frames_dir(video)`` and becomes a Keyframe at the entity's primary time, with a
   DEPICTS edge to the entity.
 
-A video that cannot be read is reported and skipped; the others still import. Each video
-is written whole (kuzu + lance in one step) and its frames are swapped in only after the
-write succeeded, so nothing is ever half-written.
+A video that cannot be read is reported and skipped; the others still import. Each batch
+is written whole (kuzu + lance in one step), and its frames, staged in ``work/.staged-frames/``,
+are swapped in by that same write (``memtools.store.frame_swap``), so nothing is ever half-written
+and a replaced video keeps its old frames until its new version commits.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from memtools.memdreamer.parse import FrameFile, MemdreamerVideo, parse_video
 from memtools.memdreamer.report import ImportReport, VideoReport
 from memtools.schema import VideoGraph, slugify_video_id
 from memtools.store import Memory
+from memtools.store.frame_swap import discard, import_root, staged_folder
 
 log = logging.getLogger(__name__)
 
@@ -188,38 +190,26 @@ def import_memdreamer(memory: Memory, root: str | Path, videos: Sequence[str] | 
 
 
 def _write(memory: Memory, batch: list[MemdreamerVideo], cache: dict[str, object] | None = None) -> None:
-    """Stage frames, write the graphs in one step, then swap the frames in (or throw them away)."""
+    """Stage frames, then write the graphs in one step that swaps the frames in (or throw them away)."""
     staged: dict[str, Path] = {}
     try:
         for video in batch:
             staged[video.graph.video_id] = _stage_frames(memory, video)
-        memory.write_videos([v.graph for v in batch], batch_size=len(batch), embed_cache=cache)
+        memory.write_videos([v.graph for v in batch], batch_size=len(batch), embed_cache=cache,
+                            staged_frames=dict.fromkeys(staged, import_root(memory.path)))
     except OSError as exc:
-        for folder in staged.values():
-            shutil.rmtree(folder, ignore_errors=True)
+        discard(memory.path, staged.values())
         raise StoreError(f"could not copy keyframes: {exc}") from exc
     except BaseException:
-        for folder in staged.values():
-            shutil.rmtree(folder, ignore_errors=True)
+        discard(memory.path, staged.values())
         raise
-    for vid, folder in staged.items():
-        target = memory.frames_dir(vid)
-        old = target.with_name(f".{vid}.old")
-        shutil.rmtree(old, ignore_errors=True)
-        if target.exists():
-            target.rename(old)
-        if any(folder.iterdir()):
-            folder.rename(target)
-        else:
-            folder.rmdir()
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def _stage_frames(memory: Memory, video: MemdreamerVideo) -> Path:
-    """Copy the video's keyframe images next to its frames folder, and point the graph at their final place."""
+    """Copy the video's keyframe images to its staged folder, and point the graph at their final place."""
     vid = video.graph.video_id
     final = memory.frames_dir(vid)
-    staging = final.with_name(f".{vid}.importing")
+    staging = staged_folder(memory.path, final, import_root(memory.path))
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     relative = final.relative_to(memory.path).as_posix()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -362,8 +362,9 @@ class VideoWrites(ABC):
     @abstractmethod
     def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
                      progress: Callable[[int], None] | None = None, embed_cache: dict[str, object] | None = None,
-                     index: bool = True) -> int:
-        """Write many videos (an existing id is replaced); returns how many were written."""
+                     index: bool = True, staged_frames: Mapping[str, Path] | None = None) -> int:
+        """Write many videos (an existing id is replaced); returns how many were written.
+        ``staged_frames``: video id -> the staging root of its new keyframe files, swapped in whole."""
 
     @abstractmethod
     def delete_video(self, video_id: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -59,11 +59,17 @@ def embed_keyframes(root: Path, keyframes: Sequence[Keyframe], embedder: ImageEm
     return rows
 
 
-def frame_rows(root: Path, graphs: Sequence[VideoGraph], embedder: ImageEmbedder | None) -> FrameBatch:
-    """The keyframe rows of ``graphs`` (nothing without an image embedder)."""
+def frame_rows(root: Path, graphs: Sequence[VideoGraph], embedder: ImageEmbedder | None,
+               staged: Mapping[str, Path] | None = None) -> FrameBatch:
+    """The keyframe rows of ``graphs`` (nothing without an image embedder). ``staged``: video id
+    -> the folder its keyframe paths are relative to until the write (``memtools.store.frame_swap``)."""
     if embedder is None:
         return FrameBatch()
-    rows = embed_keyframes(Path(root), [k for g in graphs for k in g.keyframes], embedder)
+    staged = staged or {}
+    rows = embed_keyframes(Path(root), [k for g in graphs if g.video_id not in staged for k in g.keyframes], embedder)
+    for g in graphs:
+        if g.video_id in staged:
+            rows += embed_keyframes(Path(staged[g.video_id]), g.keyframes, embedder)
     counts = Counter(row["video_id"] for row in rows)
     return FrameBatch(EmbedderInfo(name=embedder.name, dim=embedder.dim), rows,
                       {g.video_id: counts.get(g.video_id, 0) for g in graphs})

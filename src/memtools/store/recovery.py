@@ -11,7 +11,9 @@ token in a one-row ``WriteMark`` table, so the graph alone says whether the writ
 * token not in the graph: the graph never saw it (an uncommitted transaction is dropped when the
   graph is opened again); ``recover`` rolls lance back to the recorded versions.
 
-Either way the journal goes last, so a kill inside ``recover`` is recovered the same way again.
+Keyframe folders a write swaps (``journal.frames``, ``memtools.store.frame_swap``) are finished
+or put back the same way. Either way the journal goes last, so a kill inside ``recover`` is
+recovered the same way again.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memtools.errors import MemoryDamaged, StoreError
-from memtools.store import integrity
+from memtools.store import frame_swap, integrity
 from memtools.store.faults import fault_point
 from memtools.store.manifest import EmbedderInfo, VideoEntry, read_manifest
 from memtools.store.problems import Problem
@@ -47,6 +49,7 @@ class Journal:
     generation: int  # the manifest generation the write started from
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     image_embedder: dict[str, Any] | None = None
+    frames: dict[str, str] = field(default_factory=dict)  # video id -> staged keyframe folder (frame_swap)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
@@ -108,6 +111,7 @@ def recover(memory: MemoryParts, graph: GraphStore) -> str | None:
     try:
         raw = (path / JOURNAL).read_text(encoding="utf-8")
     except FileNotFoundError:
+        frame_swap.clean(path)  # keyframe folders a finished write had not removed yet
         return None
     try:
         journal = Journal(**json.loads(raw))
@@ -115,7 +119,9 @@ def recover(memory: MemoryParts, graph: GraphStore) -> str | None:
         raise MemoryDamaged(integrity.damage_message(path, [Problem(
             "files", f"{JOURNAL} cannot be read ({exc}), so an interrupted write cannot be finished", True)],
             writing=True)) from exc
-    if _marked(graph) == journal.token:
+    committed = _marked(graph) == journal.token
+    frame_swap.recover(path, memory.frames_dir, journal.op, journal.videos, journal.frames, journal.token, committed)
+    if committed:
         done = _roll_forward(memory, journal)
     else:
         _roll_back(memory, journal)
@@ -158,11 +164,6 @@ def _roll_forward(memory: MemoryParts, journal: Journal) -> str:
     manifest.generation += 1
     memory.manifest = manifest
     memory._commit_manifest(manifest)
-    if journal.op == "delete":
-        import shutil
-
-        for vid in journal.videos:
-            shutil.rmtree(memory.frames_dir(vid), ignore_errors=True)
     return f"finished an interrupted {journal.op} of {_names(journal.videos)}"
 
 

@@ -14,7 +14,8 @@ any point"):
    ``keyframes``).
 4. One graph transaction: the old version deleted, the new one inserted (navigation rows
    included), the token stored in ``WriteMark``; COMMIT is the commit point.
-5. Indexes folded in, the manifest written (by rename), the journal removed.
+5. The staged keyframe folders swapped in (``memtools.store.frame_swap``), indexes folded
+   in, the manifest written (by rename), the old keyframe folders removed, the journal removed.
 
 A failure the process survives is undone at once (lance restored, graph rolled back); a kill is
 recovered by the next writer: token in the graph -> roll forward (the manifest gets the journal's
@@ -24,16 +25,15 @@ entries), else roll back (lance restored to the recorded versions).
 from __future__ import annotations
 
 import contextlib
-import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from memtools.errors import ConfigError, MemoryBusy, StoreError
 from memtools.schema import VideoGraph
-from memtools.store import integrity, keyframe_vectors, recovery
+from memtools.store import frame_swap, integrity, keyframe_vectors, recovery
 from memtools.store.base import VideoWrites
 from memtools.store.entities import entity_rows
 from memtools.store.faults import fault_point
@@ -100,7 +100,7 @@ class MemoryWrites(VideoWrites):
 
     def write_videos(self, graphs: Iterable[VideoGraph], *, batch_size: int = 200,
                      progress: Callable[[int], None] | None = None, embed_cache: dict[str, object] | None = None,
-                     index: bool = True) -> int:
+                     index: bool = True, staged_frames: Mapping[str, Path] | None = None) -> int:
         """Write many videos, ``batch_size`` (or ``BATCH_NODES`` nodes) per atomic step.
         ``embed_cache`` (text -> vector) carries embeddings across calls, so a text shared by
         several batches is embedded once. Returns how many were written.
@@ -109,7 +109,11 @@ class MemoryWrites(VideoWrites):
         batch, every ``INDEX_EVERY_NODES`` nodes and at the end, not after every batch: compacting
         a growing table per batch made long imports slow and their memory and disk grow. Rows not
         yet folded in are still found (lance scans them). ``index=False`` leaves it all to a later
-        ``finish_indexes()`` (bulk imports that write one batch per call)."""
+        ``finish_indexes()`` (bulk imports that write one batch per call).
+
+        ``staged_frames`` (video id -> staging root, ``memtools.store.frame_swap``): the video's
+        keyframe files are staged there and replace its keyframe folder whole, in the same
+        atomic step; a video without one keeps whatever its folder holds."""
         embed_cache = {} if embed_cache is None else embed_cache
         written = nodes = pending = 0
         batch: list[VideoGraph] = []
@@ -118,7 +122,7 @@ class MemoryWrites(VideoWrites):
             nonlocal written, pending, batch
             pending += sum(len(g.entities) + len(g.events) + len(g.ocr) + len(g.macros) for g in batch)
             fold = index and (written == 0 or pending >= INDEX_EVERY_NODES)
-            self._write_batch(batch, embed_cache, index=fold)
+            self._write_batch(batch, embed_cache, index=fold, staged=staged_frames or {})
             pending = 0 if fold else pending
             written += len(batch)
             batch = []
@@ -158,7 +162,8 @@ class MemoryWrites(VideoWrites):
         self._outlines.clear()
         self._pin_tables()
 
-    def _write_batch(self, graphs: Sequence[VideoGraph], vectors: dict[str, object], *, index: bool = True) -> None:
+    def _write_batch(self, graphs: Sequence[VideoGraph], vectors: dict[str, object], *, index: bool = True,
+                     staged: Mapping[str, Path]) -> None:
         ids = [g.video_id for g in graphs]
         if len(set(ids)) != len(ids):
             raise ConfigError(f"the same video id appears twice in one write: {sorted(ids)}")
@@ -171,7 +176,8 @@ class MemoryWrites(VideoWrites):
         self._embed_rows(rows, vectors)
         profiles = entity_rows(graphs, {row["id"]: row["vector"] for row in rows if row["kind"] == "entity"})
         self._embed_rows(profiles, vectors)
-        frames = keyframe_vectors.frame_rows(self.path, graphs, self.image_embedder)
+        frames = keyframe_vectors.frame_rows(self.path, graphs, self.image_embedder, staged)
+        swap = frame_swap.plan(self.path, self.frames_dir, graphs, staged)
         with self._writing() as kuzu:
             kuzu.ensure_schema()
             manifest = read_manifest(self.path)
@@ -187,7 +193,7 @@ class MemoryWrites(VideoWrites):
                 keyframe_vectors=frames.per_video.get(g.video_id, 0)) for g in graphs}
             journal = recovery.Journal(
                 "write", ids, tables, manifest.generation, {vid: e.model_dump() for vid, e in entries.items()},
-                frames.info.model_dump() if frames.info is not None else None)
+                frames.info.model_dump() if frames.info is not None else None, frames=swap)
             fault_point("write-start")
             recovery.begin(cast("MemoryParts", self), journal)
             # Lance first: kuzu 0.11.3 loses existing edges when a transaction that ran
@@ -199,9 +205,11 @@ class MemoryWrites(VideoWrites):
                 self._entities.restore(tables["entities"])
                 if keyframes is not None:
                     keyframes.restore(tables["keyframes"])
+                frame_swap.unstage(self.path, self.frames_dir, swap, journal.token)
                 recovery.end(cast("MemoryParts", self))
 
             try:
+                frame_swap.stage(self.path, self.frames_dir, swap, journal.token)
                 self._vectors.replace_videos(existing, rows)
                 fault_point("nodes-written")
                 self._entities.replace_videos(existing, profiles)
@@ -231,6 +239,7 @@ class MemoryWrites(VideoWrites):
                 raise
             # committed: from here on a failure is finished by the next writer (recovery.recover)
             fault_point("graph-committed")
+            frame_swap.swap_in(self.path, self.frames_dir, swap, journal.token)
             if index:
                 self._vectors.finish_write()
                 self._entities.finish_write()
@@ -243,6 +252,7 @@ class MemoryWrites(VideoWrites):
             manifest.generation += 1
             self._commit_manifest(manifest)
             fault_point("manifest-written")
+            frame_swap.clean(self.path)
             recovery.end(cast("MemoryParts", self))
 
     def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
@@ -288,12 +298,14 @@ class MemoryWrites(VideoWrites):
                     keyframes.restore(tables["keyframes"])
                 recovery.end(cast("MemoryParts", self))
                 raise
+            fault_point("graph-committed")
+            frame_swap.move_aside(self.path, self.frames_dir(video_id), journal.token)
             self._vectors.finish_write()
             self._entities.finish_write()
             del manifest.videos[video_id]
             manifest.generation += 1
             self._commit_manifest(manifest)
-            shutil.rmtree(self.frames_dir(video_id), ignore_errors=True)
+            frame_swap.clean(self.path)
             recovery.end(cast("MemoryParts", self))
         return True
 
