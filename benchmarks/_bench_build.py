@@ -89,7 +89,8 @@ def build(hours: float, seed: int, workdir: Path, rebuild: bool, batch_hours: fl
         def progress(count: int) -> None:
             elapsed = spent_before + time.perf_counter() - start
             line = {"run": run, "videos": len(done) + count, "hours": round(written_h, 1), "build_s": round(elapsed, 1),
-                    "model_s": round(embedder.cache.model_seconds, 1), "rss_mb": round(rss_mb()),
+                    "model_s": round(embedder.cache.model_seconds, 1), "cpu_s": round(time.process_time(), 1),
+                    "rss_mb": round(rss_mb()),
                     "peak_rss_mb": round(peak_rss_mb())}
             with (path / PROGRESS).open("a") as out:
                 out.write(json.dumps(line) + "\n")
@@ -133,6 +134,23 @@ def build_slope(lines: list[dict]) -> dict[str, float]:
                 100 * (line["build_s"] - previous["build_s"]) / (line["hours"] - previous["hours"]), 1)
             previous = line
     return out
+
+
+def lance_live_mb(path: Path) -> float | None:
+    """MiB of the lance tables' current versions (rows only; old versions lance keeps on disk and
+    the indexes are not counted). None when lancedb cannot say."""
+    try:
+        import warnings
+
+        import lancedb
+
+        db = lancedb.connect(str(Path(path) / "vectors"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # table_names is deprecated in newer lancedb, not gone
+            names = db.table_names()
+        return sum(db.open_table(name).stats()["total_bytes"] for name in names) / 2**20
+    except Exception:  # an older lancedb without Table.stats, or tables elsewhere
+        return None
 
 
 def disk_parts_mb(path: Path) -> dict[str, float]:

@@ -30,6 +30,8 @@ def report(sizes: list[dict], held: dict[float, tuple[float, float, float, float
             f"{s['disk_mb']:.0f} MiB ({p['graph']:.0f} / {p['lance']:.0f} / {p['frames']:.1f} / {p['manifest']:.2f})"
             for s in sizes for p in [s.get("disk_parts_mb") or dict.fromkeys(("graph", "lance", "frames", "manifest"),
                                                                             float("nan"))]],
+        ["lance: current versions' rows (the rest of lance on disk: old versions, indexes)"] + [
+            f"{s['lance_live_mb']:.0f} MiB" if s.get("lance_live_mb") is not None else "n/a" for s in sizes],
         ["cold: Memory.open"] + [fmt_s(s["cold"].get("open_s")) for s in sizes],
         ["cold: import memtools.store+tools"] + [f"{s['cold']['import_s'] * 1000:.0f} ms" for s in sizes],
         ["cold: Memory.open + first get_summary"] + [f"{s['cold']['open_first_call_s'] * 1000:.0f} ms" for s in sizes],
@@ -62,11 +64,13 @@ def report(sizes: list[dict], held: dict[float, tuple[float, float, float, float
             r = s["tools"][name]
             p50 = p50_p99(r["times"])[0]
             prof = r["profile"]
-            prof_rows.append([name, fmt_ms(p50), fmt_ms(sum(r["times"]) / len(r["times"]) * 1000),
+            cpu = p50_p99(r["cpu"])[0] if r.get("cpu") else None
+            prof_rows.append([name, fmt_ms(p50), fmt_ms(cpu), fmt_ms(sum(r["times"]) / len(r["times"]) * 1000),
                               fmt_ms(prof.get("kuzu", 0.0)),
                               fmt_ms(prof.get("lance", 0.0)), fmt_ms(prof.get("embed", 0.0))])
-        out += [f"Where the time goes at {s['hours']:g} h (warm; mean ms per call):", "",
-                markdown_table(["tool", "p50", "mean", "kuzu (all)", "lance",
+        out += [f"Where the time goes at {s['hours']:g} h (warm; mean ms per call; CPU: the process's CPU time, "
+                "all threads):", "",
+                markdown_table(["tool", "p50", "CPU p50", "mean", "kuzu (all)", "lance",
                                 "embed query"], prof_rows), ""]
     out.append(check_targets(sizes))
     return "\n".join(out)

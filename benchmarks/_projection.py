@@ -6,9 +6,11 @@ How each quantity is fitted over the measured sizes (least squares):
 
 * memory and disk (RSS after holding the rows, held arrays, size on disk) and open time:
   a straight line ``a + b * hours`` (they are a fixed part plus a per-hour part);
-* latencies (search_nodes, the slowest navigation tool): a power law ``c * hours ** k``
-  (log-log line), so a latency that does not grow keeps ``k`` near 0 and a scan keeps ``k``
-  near 1;
+* latencies (search_nodes wall and CPU time, the slowest navigation tool): a power law
+  ``c * hours ** k`` (log-log line), so a latency that does not grow keeps ``k`` near 0 and a
+  scan keeps ``k`` near 1;
+* a fit whose slope comes out negative (noise larger than the growth) is shown as flat: the
+  mean of the measured sizes;
 * build time: the store's writing (build seconds less the model's seconds on new clauses; see
   ``_bench_build.py``), ``a * hours + b * hours ** 2`` through the largest build's progress
   lines (hours written, seconds so far): each 100 h costs more as the tables grow, and the
@@ -31,13 +33,22 @@ from _latency_report import NAVIGATION
 TARGETS = (10_000.0, 100_000.0)
 
 
+def _flat(ys: Sequence[float]) -> tuple[Callable[[float], float], str]:
+    mean = float(np.mean(ys))
+    return (lambda h: mean), f"flat (no growth measured): mean {mean:.4g}"
+
+
 def linear(xs: Sequence[float], ys: Sequence[float]) -> tuple[Callable[[float], float], str]:
     b, a = np.polyfit(xs, ys, 1)
+    if b <= 0:
+        return _flat(ys)
     return (lambda h: a + b * h), f"{a:.4g} + {b:.4g} * h"
 
 
 def power(xs: Sequence[float], ys: Sequence[float]) -> tuple[Callable[[float], float], str]:
     k, log_c = np.polyfit(np.log(xs), np.log(np.maximum(ys, 1e-6)), 1)
+    if k <= 0:
+        return _flat(ys)
     c = math.exp(log_c)
     return (lambda h: c * h ** k), f"{c:.4g} * h^{k:.3f}"
 
@@ -53,6 +64,11 @@ def _p50(s: dict, name: str) -> float | None:
     return p50_p99(tool["times"])[0] if tool else None
 
 
+def _cpu_p50(s: dict, name: str) -> float | None:
+    tool = s["tools"].get(name)
+    return p50_p99(tool["cpu"])[0] if tool and tool.get("cpu") else None
+
+
 def _nav(s: dict) -> float | None:
     values = [v for v in (_p50(s, n) for n in NAVIGATION) if v is not None]
     return max(values) if values else None
@@ -64,8 +80,10 @@ QUANTITIES: list[tuple[str, Callable[[dict], float | None], Callable, str]] = [
     ("Memory.open (ms)", lambda s: (s["cold"].get("open_s") or math.nan) * 1000, linear, "{:,.1f}"),
     ("open + first get_summary (ms)", lambda s: s["cold"]["open_first_call_s"] * 1000, linear, "{:,.0f}"),
     ("search_nodes (default) p50 (ms)", lambda s: _p50(s, "search_nodes (default)"), power, "{:,.1f}"),
+    ("search_nodes (default) CPU p50 (ms)", lambda s: _cpu_p50(s, "search_nodes (default)"), power, "{:,.1f}"),
     ("slowest navigation tool p50 (ms)", _nav, power, "{:,.2f}"),
     ("size on disk (MiB)", lambda s: s["disk_mb"], linear, "{:,.0f}"),
+    ("lance, current versions' rows (MiB)", lambda s: s.get("lance_live_mb"), linear, "{:,.0f}"),
     ("graph on disk (MiB)", lambda s: (s.get("disk_parts_mb") or {}).get("graph"), linear, "{:,.0f}"),
     ("lance on disk (MiB)", lambda s: (s.get("disk_parts_mb") or {}).get("lance"), linear, "{:,.0f}"),
 ]

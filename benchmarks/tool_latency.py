@@ -46,7 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench_build import build, disk_parts_mb, progress_lines  # noqa: E402
+from _bench_build import build, disk_parts_mb, lance_live_mb, progress_lines  # noqa: E402
 from _common import (  # noqa: E402
     dir_size_mb,
     load_average,
@@ -214,14 +214,15 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n:
         profile = Profile()
         with profile.installed(embedder):
             for name, fns in calls.items():
-                times = []
+                times, cpu = [], []
                 profile.spent.clear()
                 for fn in fns:
-                    start = time.perf_counter()
+                    start, cpu_start = time.perf_counter(), time.process_time()
                     fn().render()
                     times.append(time.perf_counter() - start)
+                    cpu.append(time.process_time() - cpu_start)  # all threads: what a loaded machine inflates less
                 per_call = {k: v / len(fns) * 1000 for k, v in profile.spent.items()}
-                results[name] = {"times": times, "profile": per_call}
+                results[name] = {"times": times, "cpu": cpu, "profile": per_call}
         # The first call per video: the cached outlines (root, super and macro events) dropped
         # before every call, so each call reads its video's outline from the graph again.
         for name in NAVIGATION:
@@ -289,7 +290,8 @@ def main() -> None:
         print(f"  measured in {cold_s:.0f} s (cold) + {time.perf_counter() - started:.0f} s (warm, reopen); "
               f"load {load_average()}", file=sys.stderr)
         sizes.append({"hours": hours, "build": stats, "disk_mb": dir_size_mb(path),
-                      "disk_parts_mb": disk_parts_mb(path), "progress": progress_lines(path), "cold": cold,
+                      "disk_parts_mb": disk_parts_mb(path), "lance_live_mb": lance_live_mb(path),
+                      "progress": progress_lines(path), "cold": cold,
                       "tools": tools, "rss_mb": rss_mb(),
                       "held": HELD.get(hours), "load": [load_start, load_average()],
                       "measure_s": [cold_s, time.perf_counter() - started]})
