@@ -85,6 +85,7 @@ QUANTITIES: list[tuple[str, Callable[[dict], float | None], Callable, str]] = [
     ("size on disk (MiB)", lambda s: s["disk_mb"], linear, "{:,.0f}"),
     ("lance, current versions' rows (MiB)", lambda s: s.get("lance_live_mb"), linear, "{:,.0f}"),
     ("graph on disk (MiB)", lambda s: (s.get("disk_parts_mb") or {}).get("graph"), linear, "{:,.0f}"),
+    ("build peak RSS (MiB)", lambda s: s["build"]["peak_rss_mb"], linear, "{:,.0f}"),
     ("lance on disk (MiB)", lambda s: (s.get("disk_parts_mb") or {}).get("lance"), linear, "{:,.0f}"),
 ]
 
