@@ -4,7 +4,9 @@ A memory is built once per (hours, seed) under ``--workdir`` and reused. A build
 stopped (killed, out of time) resumes: every write batch is atomic, so the folder holds whole
 videos, and the next run writes only the videos the memory does not list yet. Progress lines
 (hours written, seconds, RSS) go to ``bench-progress.jsonl`` in the memory, across runs, so the
-cost of the next 100 h is known at every size (``build_slope``).
+cost of the next 100 h is known at every size (``build_slope``). A resumed build's time is the
+sum over its runs up to each run's last progress line (a stopped run's unfinished batch is not
+counted; it is written again).
 
 Document vectors come from ``ClauseEmbedder`` (``_common.py``): real all-MiniLM-L6-v2 vectors of
 the distinct clauses, cached in ``--workdir``, summed per payload. Build time is therefore the
@@ -88,9 +90,9 @@ def build(hours: float, seed: int, workdir: Path, rebuild: bool, batch_hours: fl
 
         def progress(count: int) -> None:
             elapsed = spent_before + time.perf_counter() - start
-            line = {"run": run, "videos": len(done) + count, "hours": round(written_h, 1), "build_s": round(elapsed, 1),
-                    "model_s": round(embedder.cache.model_seconds, 1), "cpu_s": round(time.process_time(), 1),
-                    "rss_mb": round(rss_mb()),
+            line = {"run": run, "videos": len(done) + count, "hours": round(written_h, 1),
+                    "build_s": round(elapsed, 1), "model_s": round(embedder.cache.model_seconds, 1),
+                    "cpu_s": round(time.process_time(), 1), "rss_mb": round(rss_mb()),
                     "peak_rss_mb": round(peak_rss_mb())}
             with (path / PROGRESS).open("a") as out:
                 out.write(json.dumps(line) + "\n")
