@@ -290,10 +290,13 @@ def _macro(graph: VideoGraph, rng: random.Random, pools: Pools, shape: Shape, si
     graph.edges.extend(edges)
 
 
-def library(hours: float, seed: int, keyframe_path: str | None = None) -> Iterator[VideoGraph]:
+def library(hours: float, seed: int, keyframe_path: str | None = None,
+            only: set[str] | None = None) -> Iterator[VideoGraph]:
+    """The library's videos in order; ``only``: just these ids (each video is the same either way)."""
     pools = Pools.make(seed)
     for vid, duration in plan_videos(hours, seed):
-        yield video_graph(vid, duration, pools, seed, keyframe_path=keyframe_path)
+        if only is None or vid in only:
+            yield video_graph(vid, duration, pools, seed, keyframe_path=keyframe_path)
 
 
 QUERY_TEMPLATES = [

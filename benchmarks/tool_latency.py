@@ -1,27 +1,33 @@
-"""Tool latency on synthetic libraries of 2 h, 10 h and 1,000 h of video (issue 2, item 8).
+"""Tool latency, memory and disk on synthetic libraries of 100 h, 1,000 h and 3,000 h of video
+(issue 2 item 8, issue 24 item 5).
 
-    python benchmarks/tool_latency.py                      # 2 h, 10 h and 1,000 h (builds 1,000 h once)
-    python benchmarks/tool_latency.py --hours 2,10 --calls 50   # a quick run (~2 min)
+    python benchmarks/tool_latency.py --workdir /work/bench-cache --json out.json   # 100, 1,000, 3,000 h
+    python benchmarks/tool_latency.py --hours 2,10 --calls 50                       # a quick run (~2 min)
 
-For each size it builds (or reuses, under ``--workdir``) a memory of realistic shape (see
-``_synthetic.py``), then measures:
+For each size it builds (or reuses, or resumes a stopped build of, under ``--workdir``; see
+``_bench_build.py``) a memory of realistic shape (``_synthetic.py``), then measures:
 
-* build time (generation + ``Memory.write_videos`` in batches) and size on disk;
-* cold start in a fresh subprocess: ``import memtools`` (reported apart), ``Memory.open``
-  + the first ``get_summary``, and the first ``search_nodes`` (which loads MiniLM);
+* build time (generation + ``Memory.write_videos`` in batches), its peak RSS, the seconds per
+  100 h along the build, and size on disk by part (graph, lance, frames, manifest);
+* in fresh subprocesses (median of ``--cold-repeats``), as a server would start:
+  ``import memtools`` (reported apart), ``Memory.open``, the first ``get_summary``, the first
+  ``search_nodes`` (loads MiniLM), then ``hold_rows`` (the search rows read into memory) and
+  the process RSS after it, with the MiB the held arrays take;
 * p50/p99 of every tool, call + ``render()``, with the graph handle kept open between
-  calls ("warm", back-to-back calls) and re-opened for every call ("reopen": what an agent
-  sees when its calls are more than ``idle_release`` = 1 s apart);
-* where the time goes: kuzu queries (and within them the one-hop context of search hits),
-  lance search, query embedding (mean ms per call).
+  calls ("warm", back-to-back calls, the search rows held) and re-opened for every call
+  ("reopen": what an agent sees when its calls are more than ``idle_release`` = 1 s apart);
+* where the time goes: kuzu queries, lance search, query embedding (mean ms per call);
+* with two sizes or more, a projection to 10,000 and 100,000 h (``_projection.py``).
 
 Embeddings. Payload vectors come from ``ClauseEmbedder`` (``_common.py``): every distinct
 clause is embedded by the real all-MiniLM-L6-v2 and a payload's vector is the normalised sum
-of its clauses' vectors (the clause cache persists in ``--workdir``). The memory's manifest
-names the real default embedder, so the memory is opened exactly as a user's would be and
-every search query is embedded by the real MiniLM at search time (queries never repeat, so
-the embedder's query cache never answers). Keyframes are stored nodes that all point to
-one small JPEG, so ``inspect_frames`` reads real files without 30k images on disk.
+of its clauses' vectors (the clause cache persists in ``--workdir``), so build times are the
+store's writing plus the model on new clauses only (reported apart), never the model on every
+payload. The memory's manifest names the real default embedder, so the memory is opened
+exactly as a user's would be and every search query is embedded by the real MiniLM at search
+time (queries never repeat, so the embedder's query cache never answers): the search
+latencies include a real query embedding. Keyframes are stored nodes that all point to one
+small JPEG, so ``inspect_frames`` reads real files without 30k images on disk.
 
 Run on an otherwise idle machine: the script prints the load average next to its numbers.
 """
@@ -31,7 +37,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -41,88 +46,41 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _bench_build import build, disk_parts_mb, lance_live_mb, progress_lines  # noqa: E402
 from _common import (  # noqa: E402
-    ClauseEmbedder,
     dir_size_mb,
     load_average,
     offline,
-    peak_rss_mb,
     rss_mb,
 )
 from _latency_report import NAVIGATION, report  # noqa: E402
-
-KEYFRAME_REL = "frames/_shared/keyframe.jpg"
-DONE = "bench-build.json"
-
-
-# --- building ---------------------------------------------------------------------------
-
-
-def memory_path(workdir: Path, hours: float, seed: int) -> Path:
-    return workdir / f"memtools-bench-{hours:g}h-seed{seed}"
-
-
-def build(hours: float, seed: int, workdir: Path, rebuild: bool, batch_hours: float) -> tuple[Path, dict]:
-    """The memory for ``hours`` (reused when a finished build is there) and its build stats."""
-    import cv2
-    import numpy as np
-
-    import _synthetic
-    from memtools.embed import default_embedder
-    from memtools.store import Memory
-
-    path = memory_path(workdir, hours, seed)
-    if (path / DONE).is_file() and not rebuild:
-        stats = json.loads((path / DONE).read_text())
-        stats["reused"] = True
-        return path, stats
-    shutil.rmtree(path, ignore_errors=True)
-    embedder = ClauseEmbedder(default_embedder(), workdir / f"memtools-bench-clauses-seed{seed}.npz")
-    plan = _synthetic.plan_videos(hours, seed)
-    per_batch = max(1, round(batch_hours / max(1e-9, hours / len(plan))))
-    print(f"building {hours:g} h: {len(plan)} videos, {per_batch} per write batch -> {path}", file=sys.stderr)
-    start = time.perf_counter()
-    with Memory.create(path, embedder) as memory:
-        frame = memory.path / KEYFRAME_REL
-        frame.parent.mkdir(parents=True, exist_ok=True)
-        frame.write_bytes(cv2.imencode(".jpg", np.full((180, 320, 3), 128, np.uint8))[1].tobytes())
-
-        def progress(done: int) -> None:
-            print(f"  {done}/{len(plan)} videos written, {time.perf_counter() - start:.0f} s, "
-                  f"{embedder.cache.model_calls} clauses embedded", file=sys.stderr)
-
-        memory.write_videos(_synthetic.library(hours, seed, keyframe_path=KEYFRAME_REL), batch_size=per_batch,
-                            progress=progress)
-        rows = memory.vectors.count()
-        with memory.reading() as g:
-            counts = g.counts()
-    seconds = time.perf_counter() - start
-    embedder.cache.save()
-    stats = {"hours": hours, "videos": len(plan), "build_s": seconds, "model_s": embedder.cache.model_seconds,
-             "clauses_embedded": embedder.cache.model_calls, "lance_rows": rows, "counts": counts,
-             "peak_rss_mb": peak_rss_mb(), "reused": False}
-    (path / DONE).write_text(json.dumps(stats, indent=2))
-    return path, stats
-
+from _projection import projection  # noqa: E402
 
 # --- cold start (child process) ---------------------------------------------------------
 
 
 def cold_child(path: str, video_id: str, query: str) -> None:
-    """Runs in a fresh interpreter; prints one JSON line."""
+    """Runs in a fresh interpreter, as a server would: open, a first navigation call, a first
+    search, then the search rows read into memory. Prints one JSON line."""
     t0 = time.perf_counter()
     from memtools.store import Memory
     from memtools.tools import MemoryTools
     t1 = time.perf_counter()
     memory = Memory.open(path)  # the embedder named in the manifest, loaded lazily
+    t_open = time.perf_counter()
     tools = MemoryTools(memory)
     tools.get_summary(video_id).render()
     t2 = time.perf_counter()
     rss_nav = rss_mb()
     tools.search_nodes(query).render()
     t3 = time.perf_counter()
-    print(json.dumps({"import_s": t1 - t0, "open_first_call_s": t2 - t1, "first_search_s": t3 - t2,
-                      "rss_nav_mb": rss_nav, "rss_search_mb": rss_mb()}))
+    rss_search = rss_mb()
+    rows = memory.vectors.hold_rows() if hasattr(memory.vectors, "hold_rows") else None
+    t4 = time.perf_counter()
+    print(json.dumps({"import_s": t1 - t0, "open_s": t_open - t1, "open_first_call_s": t2 - t1,
+                      "first_search_s": t3 - t2, "rss_nav_mb": rss_nav, "rss_search_mb": rss_search,
+                      "hold_s": t4 - t3, "rss_held_mb": rss_mb(),
+                      "held_mb": held_mb(rows) if rows is not None else None}))
 
 
 def cold_start(path: Path, video_id: str, query: str, repeats: int) -> dict:
@@ -131,7 +89,7 @@ def cold_start(path: Path, video_id: str, query: str, repeats: int) -> dict:
         out = subprocess.run([sys.executable, __file__, "--child-cold", str(path), video_id, f"{query} {i}"],
                              capture_output=True, text=True, check=True)
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return {key: sorted(r[key] for r in runs)[len(runs) // 2] for key in runs[0]}
+    return {key: None if runs[0][key] is None else sorted(r[key] for r in runs)[len(runs) // 2] for key in runs[0]}
 
 
 # --- warm tool calls --------------------------------------------------------------------
@@ -256,14 +214,15 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n:
         profile = Profile()
         with profile.installed(embedder):
             for name, fns in calls.items():
-                times = []
+                times, cpu = [], []
                 profile.spent.clear()
                 for fn in fns:
-                    start = time.perf_counter()
+                    start, cpu_start = time.perf_counter(), time.process_time()
                     fn().render()
                     times.append(time.perf_counter() - start)
+                    cpu.append(time.process_time() - cpu_start)  # all threads: what a loaded machine inflates less
                 per_call = {k: v / len(fns) * 1000 for k, v in profile.spent.items()}
-                results[name] = {"times": times, "profile": per_call}
+                results[name] = {"times": times, "cpu": cpu, "profile": per_call}
         # The first call per video: the cached outlines (root, super and macro events) dropped
         # before every call, so each call reads its video's outline from the graph again.
         for name in NAVIGATION:
@@ -295,7 +254,7 @@ def measure(path: Path, hours: float, n: int, seed: int, reopen_n: int, first_n:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--hours", default="2,10,1000", help="comma-separated library sizes in hours")
+    parser.add_argument("--hours", default="100,1000,3000", help="comma-separated library sizes in hours")
     parser.add_argument("--calls", type=int, default=200, help="warm calls per tool and size")
     parser.add_argument("--reopen-calls", type=int, default=30,
                         help="calls per tool with the graph re-opened each time")
@@ -321,21 +280,32 @@ def main() -> None:
         if args.build_only:
             print(json.dumps(stats))
             continue
-        print(f"measuring {hours:g} h (load {load_average()})", file=sys.stderr)
+        load_start = load_average()
+        print(f"measuring {hours:g} h (load {load_start})", file=sys.stderr)
         video = _synthetic.plan_videos(hours, args.seed)[0][0]
-        cold = cold_start(path, video, "man with glasses repairing a bicycle", args.cold_repeats)
         started = time.perf_counter()
+        cold = cold_start(path, video, "man with glasses repairing a bicycle", args.cold_repeats)
+        cold_s, started = time.perf_counter() - started, time.perf_counter()
         tools = measure(path, hours, args.calls, args.seed, args.reopen_calls, only=args.only)
-        print(f"  measured in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-        sizes.append({"hours": hours, "build": stats, "disk_mb": dir_size_mb(path), "cold": cold, "tools": tools,
-                      "rss_mb": rss_mb(), "held": HELD.get(hours)})
+        print(f"  measured in {cold_s:.0f} s (cold) + {time.perf_counter() - started:.0f} s (warm, reopen); "
+              f"load {load_average()}", file=sys.stderr)
+        sizes.append({"hours": hours, "build": stats, "disk_mb": dir_size_mb(path),
+                      "disk_parts_mb": disk_parts_mb(path), "lance_live_mb": lance_live_mb(path),
+                      "progress": progress_lines(path), "cold": cold,
+                      "tools": tools, "rss_mb": rss_mb(),
+                      "held": HELD.get(hours), "load": [load_start, load_average()],
+                      "measure_s": [cold_s, time.perf_counter() - started]})
+        if args.json:  # after every size: a run stopped at a larger size keeps the smaller ones
+            args.json.write_text(json.dumps(sizes, indent=1, default=str))
     if args.build_only:
         return
     print(f"\n## Tool latency (load average at the end: {load_average()}; "
           f"{args.calls} warm + {args.reopen_calls} reopen calls per tool)\n")
-    if args.json:
-        args.json.write_text(json.dumps(sizes, indent=1, default=str))
     print(report(sizes, HELD))
+    if len(sizes) >= 2:
+        measured = ", ".join(f"{s['hours']:g}" for s in sizes)
+        print(f"\n## Projection (fitted over {measured} h; how: benchmarks/_projection.py)\n")
+        print(projection(sizes))
 
 
 if __name__ == "__main__":
