@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from memtools.errors import StoreError
 from memtools.store.lance_filter import quote, table_at
-from memtools.store.vectors import LanceIndex
+from memtools.store.vectors import KEEP_VERSIONS_FOR, LanceIndex
 
 TABLE = "entities"
 _COLUMNS = ["id", "video_id", "name", "entity_type", "aliases", "description", "mentions", "t_first", "t_last",
@@ -146,7 +146,7 @@ class EntityIndex:
 
             if ("video_id",) not in {tuple(ix.columns) for ix in table.list_indices()}:
                 table.create_index("video_id", config=Bitmap())
-            table.optimize()
+            table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)  # else lance keeps every version for 7 days
         except Exception as exc:
             raise StoreError(f"{self.name} table indexing failed: {exc}") from exc
 
