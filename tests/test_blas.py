@@ -41,3 +41,20 @@ def test_a_block_runs_on_the_limit_and_leaves_none_behind():
     if thread is not None and thread.is_alive() and thread is not threading.current_thread():
         pytest.skip("another thread of this test process owns OpenBLAS's thread pool")
     check()
+
+
+def test_row_dots_is_the_matrix_vector_product(monkeypatch):
+    import numpy as np
+
+    from memtools.blas import row_dots
+
+    rng = np.random.default_rng(0)
+    matrix, vector = rng.standard_normal((300, 48)).astype(np.float32), rng.standard_normal(48).astype(np.float32)
+    want = matrix.astype(np.float64) @ vector.astype(np.float64)
+    got = row_dots(matrix, vector)
+    assert got.shape == (300,) and got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(row_dots(matrix[::3], vector), want[::3], rtol=1e-5, atol=1e-5)  # a strided view
+    assert row_dots(matrix[:0], vector).shape == (0,)
+    monkeypatch.delattr(np, "vecdot", raising=False)  # numpy < 2: einsum
+    np.testing.assert_allclose(row_dots(matrix, vector), want, rtol=1e-5, atol=1e-5)

@@ -112,7 +112,7 @@ def test_minilm_batch_equals_one_by_one(minilm):
     batched = minilm.embed_documents(texts)
     single = np.stack([minilm.embed_documents([t])[0] for t in texts])
     np.testing.assert_allclose(batched, single, atol=1e-5)
-    np.testing.assert_allclose(minilm.embed_query(ONIONS), batched[0], atol=1e-5)
+    assert float(minilm.embed_query(ONIONS) @ batched[0]) >= 0.9999  # a query may take the int16 path (bert_query)
 
 
 def test_minilm_query_cache_hands_out_copies(minilm):

@@ -79,7 +79,7 @@ def test_batched_documents_match_torch_in_any_order(reference):
     a, b = fast.embed_documents(texts), reference.embed_documents(texts)
     assert float((a * b).sum(1).min()) >= 0.999
     np.testing.assert_allclose(fast.embed_documents(texts[::-1]), a[::-1], atol=1e-5)
-    np.testing.assert_allclose(a[7], fast.embed_query(texts[7]), atol=1e-5)
+    assert float(a[7] @ fast.embed_query(texts[7])) >= 0.9999  # a query may take the int16 path (bert_query)
 
 
 def test_documents_go_to_torch_only_on_a_gpu(monkeypatch):

@@ -1,6 +1,7 @@
 """Held search rows keep int8 vectors and re-score exactly every row that can reach the top
 ``limit`` (``memtools.store.resident_quant``): the error bound holds, and the rows and their
-order equal an exact float32 search over every row, with and without filters (issue 24)."""
+order equal an exact float32 search over every row, with and without filters (issue 24). A small
+table keeps its float32 vectors in memory and scores every row exactly: both ways are tested."""
 
 from __future__ import annotations
 
@@ -13,11 +14,21 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from memtools.store import resident_quant
 from memtools.store.base import SearchFilter, SearchQuery
-from memtools.store.resident import ResidentRows
-from memtools.store.resident_quant import HEAD, RowFile, candidates, quantise
+from memtools.store.resident import ResidentRows, held_bytes, row_bytes
+from memtools.store.resident_quant import HEAD, ExactVectors, RowFile, candidates, quantise
 from memtools.store.vectors import LanceIndex
 from test_search_resident import DIM, make
+
+
+@pytest.fixture(params=["file", "memory"])
+def storage(request, monkeypatch):
+    """Where the held rows' float32 vectors are: a temporary file (any table past 16 MiB of them),
+    or memory (the small tables of these tests, as shipped)."""
+    if request.param == "file":
+        monkeypatch.setattr(resident_quant, "IN_MEMORY_BYTES", 0)
+    return request.param
 
 
 def unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -84,11 +95,12 @@ def same_answer(got, want, what):
     return int(np.sum(want_scores[swapped] != scores[swapped]))
 
 
-def test_quantised_search_equals_exact_search_on_a_real_memory(tmp_path, monkeypatch):
+def test_quantised_search_equals_exact_search_on_a_real_memory(tmp_path, monkeypatch, storage):
     path = make(tmp_path / "m", monkeypatch, ann=False)
     index = LanceIndex(path / "vectors", DIM)
     held = index.hold_rows()
     assert held is not None and held.codes.dtype == np.int8
+    assert (held.exact.matrix is not None) == (storage == "memory")
     # the exact vectors in the file are lance's, normalised
     table = index._reading_table()
     data = table.search().select(["vector"]).with_row_id(True).limit(None).to_arrow()
@@ -118,7 +130,7 @@ def test_quantised_search_equals_exact_search_on_a_real_memory(tmp_path, monkeyp
     assert swapped <= 2
 
 
-def test_held_search_through_the_index_equals_lance(tmp_path, monkeypatch):
+def test_held_search_through_the_index_equals_lance(tmp_path, monkeypatch, storage):
     """Top-k ids and order of ``search_columns`` from the quantised held rows equal lance's own flat
     search, with and without filters, and the payloads of the shown rows are lance's."""
     path = make(tmp_path / "m", monkeypatch, ann=False)
@@ -183,3 +195,28 @@ def test_dropped_rows_give_their_files_back():
     gc.collect()
     with pytest.raises(OSError):
         os.fstat(fd)
+
+
+@pytest.mark.parametrize("dim", [4, 48])
+def test_exact_scores_read_spans_in_any_order(storage, dim):
+    """``ExactVectors.scores`` equals the rows' own products for runs, gaps, repeats and rows out of
+    order (a filter naming videos lists their slices in its own order)."""
+    rng = np.random.default_rng(dim)
+    n = 500
+    vectors = unit(rng, n, dim)
+    exact = ExactVectors(n, dim)
+    assert (exact.matrix is not None) == (storage == "memory")
+    exact.put(np.arange(n)[::-1], vectors[::-1])
+    query = unit(rng, 1, dim)[0]
+    positions = [np.arange(n), np.arange(200, 260), np.r_[np.arange(300, 340, 3), np.arange(10, 30)],
+                 np.array([499, 0, 250, 251, 251, 7]), np.flatnonzero(rng.random(n) < 0.05), np.zeros(0, int),
+                 np.r_[np.arange(0, 100, 9), np.arange(400, 480, 2)]]
+    for at in positions:
+        np.testing.assert_allclose(exact.scores(at, query), vectors[at] @ query, atol=1e-6)
+        np.testing.assert_allclose(exact.take(at), vectors[at])
+
+
+def test_held_bytes_count_vectors_kept_in_memory():
+    small, large = 1000, (resident_quant.IN_MEMORY_BYTES // (384 * 4)) + 1
+    assert held_bytes(small, 384) == small * (row_bytes(384) + 384 * 4)
+    assert held_bytes(large, 384) == large * row_bytes(384)  # past 16 MiB of vectors: they go to a file

@@ -1,7 +1,8 @@
 """Local embeddings: Hugging Face models, run by the plain-numpy BERT or by torch + transformers.
 
 BERT models with mean pooling (the default all-MiniLM-L6-v2 among them) run on numpy
-(``bert_numpy``: the base install, no torch); every other model needs ``memtools[torch]``.
+(``bert_numpy``: the base install, no torch; a search query takes its lone-query path,
+``bert_query``); every other model needs ``memtools[torch]``.
 torch and transformers are imported on first use, never at import time, and the model is
 loaded lazily on the first call that needs it, so building an embedder costs nothing. Where the
 default model's files come from is ``memtools.embed.weights``.
@@ -180,7 +181,9 @@ class TransformersEmbedder:
                 self._query_cache.move_to_end(text)
                 return cached.copy()
         if self._engine != "torch" and self._numpy_fits():
-            vector = self._embed_numpy([text], "")[0]
+            model = self._numpy_model()
+            with self._tokenizer_lock, blas_threads(1):  # one sequence: the lone-query path (bert_query)
+                vector = model.encode_query(text)
         else:
             vector = self._forward(self._load(), [text])[0]
         with self._cache_lock:
@@ -252,8 +255,8 @@ class TransformersEmbedder:
 
     def _embed_numpy(self, texts: list[str], prefix: str) -> np.ndarray:
         model = self._numpy_model()
-        # One BLAS thread per product: a query is too small to share, and documents run one batch
-        # per core (NumpyBert.encode), which beats splitting each product, above all on a busy machine.
+        # One BLAS thread per product: documents run one batch per core (NumpyBert.encode), which
+        # beats splitting each product, above all on a busy machine (queries: embed_query).
         with self._tokenizer_lock, blas_threads(1):
             return model.encode([prefix + text for text in texts], self.batch_size)
 

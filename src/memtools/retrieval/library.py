@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memtools.blas import row_dots
 from memtools.retrieval.moments import Moment
 from memtools.retrieval.ranking import rank_moments
 from memtools.retrieval.root_words import root_words
@@ -58,7 +59,8 @@ def rank_videos(index: VectorIndex, vector: np.ndarray, text: str, config: Searc
     nodes = [h for h in index.search(SearchQuery("vector", config.candidates, vector,
                                                  filter=filters.filter(kinds=[]), lite=True))
              if h.kind in searchable]
-    sims = profiles.similarities(vector)
+    sims = row_dots(profiles.vectors, np.asarray(vector, dtype=np.float32)) if len(profiles.video_ids) \
+        else np.zeros(0)  # profiles.similarities, on this thread alone (memtools.blas.row_dots)
     keep = np.ones(len(sims), dtype=bool)  # a root spans its whole video: it passes a window that starts inside it
     if filters.as_of is not None:
         keep &= profiles.durations <= filters.as_of

@@ -36,9 +36,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from memtools.blas import row_dots
 from memtools.errors import ConfigError, StoreError
 from memtools.store.base import HitColumns, SearchFilter
-from memtools.store.resident_quant import SLACK, ExactVectors, Payloads, candidates, quantise
+from memtools.store.resident_quant import SLACK, ExactVectors, Payloads, candidates, in_memory, quantise
 
 RANKING = ("id", "video_id", "kind", "macro_id", "t_start", "t_end")
 PAYLOAD = ("text", "display", "macro_label", "context")
@@ -66,6 +67,12 @@ def row_bytes(dim: int) -> int:
     ranking columns (~120 bytes of ids, times and row-id indexes) and its payload's offset; the
     float32 vector and the payload live in a temporary file (``memtools.store.resident_quant``)."""
     return dim + 240
+
+
+def held_bytes(rows: int, dim: int) -> int:
+    """What ``rows`` held rows take in memory: ``row_bytes`` each, and their float32 vectors where
+    a table is small enough to keep them in memory (``resident_quant.in_memory``)."""
+    return rows * row_bytes(dim) + (rows * dim * 4 if in_memory(rows, dim) else 0)
 
 
 @dataclass(frozen=True)
@@ -247,7 +254,7 @@ class ResidentRows:
         query = np.asarray(vector, dtype=np.float32)
         norm = float(np.linalg.norm(query))
         query = query / norm if norm > 0 else query
-        if limit < len(rows):
+        if limit < len(rows) and self.exact.matrix is None:  # in memory, every row is scored exactly
             rows = rows[candidates(self.quantised_scores(rows, query), self.bounds[rows], limit)]
         scores = self.exact_scores(rows, query)
         if limit < len(rows):
@@ -257,8 +264,9 @@ class ResidentRows:
         return rows[order], scores[order]
 
     def exact_scores(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """float32 cosines of ``rows`` with the unit ``query`` (their vectors read from the file)."""
-        return self.exact.take(rows) @ query
+        """float32 cosines of ``rows`` with the unit ``query`` (their vectors read from the file, or
+        from memory for a small table)."""
+        return self.exact.scores(rows, query)
 
     def quantised_scores(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         """Approximate cosines of ``rows``: each within ``bounds[row]`` of its exact one."""
@@ -267,7 +275,7 @@ class ResidentRows:
             part = rows[at:at + BLOCK]
             first, last = int(part[0]), int(part[-1])
             codes = self.codes[first:last + 1] if last - first + 1 == len(part) and last >= first else self.codes[part]
-            out[at:at + len(part)] = codes.astype(np.float32) @ query
+            out[at:at + len(part)] = row_dots(codes.astype(np.float32), query)
         return out * self.scales[rows]
 
     def columns(self, rows: np.ndarray, scores: np.ndarray) -> HitColumns:

@@ -9,7 +9,9 @@
 * **the exact unit float32 vectors** in a temporary file, read back (``os.preadv``) only for the
   rows that can reach a query's top ``limit`` (``candidates``), so scores and order are the float32
   ones. Reads go through the page cache, never into the process's memory map: RSS stays the
-  held rows' size however many videos are searched.
+  held rows' size however many videos are searched. A small table's (``IN_MEMORY_BYTES``, 16 MiB:
+  ~25 h of video) stay in memory instead, and every row is scored from them exactly: at 10 h the
+  file's reads (~400 of them for stage 1's re-scoring) cost more than the search's other steps.
 * **the payloads** (text, display, macro label, context) in the same kind of file, the columns'
   UTF-8 bytes as arrow holds them, read for the shown moments only (33 bytes a row held: where
   each value starts, and whether it is null).
@@ -28,10 +30,18 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
+from memtools.blas import row_dots
 from memtools.errors import StoreError
 
 SLACK = 1e-4  # float32 rounding of the quantised and the exact product (each < 2.3e-5 at 384 dims)
 HEAD = 64     # the best max(4 x limit, HEAD) rows by quantised score are always re-scored exactly
+IN_MEMORY_BYTES = 16 << 20  # exact vectors this small stay in memory (~11k MiniLM rows, ~25 h of video)
+GAP = 8       # rows read from the file as one span when at most this far apart (8 MiniLM rows: 12 KB)
+
+
+def in_memory(rows: int, dim: int) -> bool:
+    """Whether the exact vectors of ``rows`` held rows stay in memory rather than in a file."""
+    return rows * dim * 4 <= IN_MEMORY_BYTES
 
 
 def quantise(block: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -101,10 +111,17 @@ class RowFile:
 
 
 class ExactVectors:
-    """The unit float32 vectors of the held rows, row for row, in a ``RowFile``."""
+    """The unit float32 vectors of the held rows, row for row: in a ``RowFile``, or in memory when
+    they take at most ``IN_MEMORY_BYTES`` (a small library: the file's reads would cost more than
+    the few megabytes kept)."""
 
     def __init__(self, rows: int, dim: int) -> None:
-        self.file, self.dim, self.rows = RowFile(), dim, rows
+        self.dim, self.rows = dim, rows
+        self.matrix: np.ndarray | None = None
+        if in_memory(rows, dim):
+            self.matrix = np.zeros((rows, dim), dtype=np.float32)
+            return
+        self.file = RowFile()
         if rows and dim:
             try:
                 os.ftruncate(self.file.fd, rows * dim * 4)
@@ -114,14 +131,41 @@ class ExactVectors:
     def put(self, positions: np.ndarray, block: np.ndarray) -> None:
         """Write ``block`` (float32 rows) at these row positions (consecutive runs in one write each)."""
         block = np.ascontiguousarray(block, dtype=np.float32)
+        if self.matrix is not None:
+            self.matrix[positions] = block
+            return
         for start, stop, at in _runs(positions):
             self.file.write_at(block[at:at + stop - start], start * self.dim * 4)
 
     def take(self, positions: np.ndarray) -> np.ndarray:
         """The float32 rows at ``positions`` (in that order)."""
+        if self.matrix is not None:
+            return self.matrix[positions]
         out = np.empty((len(positions), self.dim), dtype=np.float32)
         for start, stop, at in _runs(positions):
             self.file.read_into(out[at:at + stop - start], start * self.dim * 4)
+        return out
+
+    def scores(self, positions: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """The cosines of the rows at ``positions`` with the unit float32 ``query``, on the calling
+        thread (``row_dots``). Rows a few apart are read (or scored) as one span: a filter that
+        skips some kinds of a video's rows costs one read of the video, not one per run."""
+        positions = np.asarray(positions, dtype=np.int64)
+        out = np.empty(len(positions), dtype=np.float32)
+        if not len(positions):
+            return out
+        if self.matrix is not None:
+            start, stop = int(positions.min()), int(positions.max()) + 1
+            if stop - start <= 2 * len(positions):  # one product over the span, no copy of the rows
+                out[:] = row_dots(self.matrix[start:stop], query)[positions - start]
+                return out
+            return row_dots(self.matrix[positions], query)
+        spans = _runs(positions, GAP)
+        block = np.empty((max((stop - start for start, stop, _ in spans), default=0), self.dim), dtype=np.float32)
+        for n, (start, stop, at) in enumerate(spans):
+            end = spans[n + 1][2] if n + 1 < len(spans) else len(positions)
+            self.file.read_into(block[:stop - start], start * self.dim * 4)
+            out[at:end] = row_dots(block[:stop - start], query)[positions[at:end] - start]
         return out
 
 
@@ -173,12 +217,14 @@ class Payloads:
         return self.starts.nbytes + self.valid.nbytes
 
 
-def _runs(positions: np.ndarray) -> list[tuple[int, int, int]]:
-    """(first row, row after the last, index into ``positions``) of each run of consecutive positions."""
+def _runs(positions: np.ndarray, gap: int = 1) -> list[tuple[int, int, int]]:
+    """(first row, row after the last, index into ``positions``) of each run of increasing positions
+    at most ``gap`` apart (1: consecutive)."""
     positions = np.asarray(positions, dtype=np.int64)
     if not len(positions):
         return []
-    breaks = np.flatnonzero(np.diff(positions) != 1) + 1
+    step = np.diff(positions)
+    breaks = np.flatnonzero((step < 1) | (step > gap)) + 1
     starts = np.r_[0, breaks]
     ends = np.r_[breaks, len(positions)]
     return [(int(positions[s]), int(positions[e - 1]) + 1, int(s)) for s, e in zip(starts, ends, strict=True)]

@@ -14,7 +14,7 @@ from memtools import background
 from memtools.errors import StoreError
 from memtools.store.base import HitColumns, SearchQuery
 from memtools.store.lance_filter import filter_where, table_at
-from memtools.store.resident import ResidentRows, row_bytes
+from memtools.store.resident import ResidentRows, held_bytes
 from memtools.store.resident_quant import HeldFilesError
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class ResidentSearch:
             return held[1]
         if self._small(table, version):
             return self._hold(version)
-        size = self._rows_at(table, version) * row_bytes(self.dim)
+        size = held_bytes(self._rows_at(table, version), self.dim)
         if query.vector is not self._last_vector:  # a search's stages share its vector: count searches
             self._last_vector = query.vector
             self._vector_searches += 1
@@ -78,7 +78,7 @@ class ResidentSearch:
 
     def _small(self, table: Any, version: int) -> bool:
         """Whether the table's rows are few enough to read at once (at the first search, or a warm-up)."""
-        return self._rows_at(table, version) * row_bytes(self.dim) <= min(HOLD_AT_ONCE_BYTES, self.resident_bytes)
+        return held_bytes(self._rows_at(table, version), self.dim) <= min(HOLD_AT_ONCE_BYTES, self.resident_bytes)
 
     def _rows_at(self, table: Any, version: int) -> int:
         """The table's row count at ``version``, asked once (a search over the budget must not pay
@@ -123,7 +123,7 @@ class ResidentSearch:
         rows: ResidentRows | None = None
         try:
             table = table_at(self._db, "nodes", version)  # its own handle: a refresh cannot move it mid-read
-            if table.count_rows() * row_bytes(self.dim) <= self.resident_bytes:
+            if held_bytes(table.count_rows(), self.dim) <= self.resident_bytes:
                 rows = ResidentRows.read(table, version, self.dim, stop=background.EXITING)
         except HeldFilesError as exc:  # this version is searched by lance; the next write tries again
             log.warning("%s; searches read the table instead", exc)
