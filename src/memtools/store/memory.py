@@ -35,6 +35,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from memtools import background
 from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, StoreError
@@ -92,7 +93,8 @@ class Memory(MemoryWrites):
         self._keyframes: KeyframeIndex | None = None
         self._lock = threading.RLock()  # guards the graph handle and serializes writes
         self._manifest_stamp = self._stamp()
-        self._timer: threading.Timer | None = None
+        self._idle_at = 0.0  # monotonic time after which an unused read-only graph is let go
+        self._reaper: threading.Thread | None = None  # lets it go then; one thread per idle spell, not per call
         self._closed = False
         self._outlines: dict[str, Outline] = {}
         self._pin_tables()
@@ -220,19 +222,25 @@ class Memory(MemoryWrites):
             return 0
 
     def _release_graph(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._idle_at = 0.0
         if self._graph is not None:
             self._graph.close()
             self._graph = None
 
-    def _idle(self) -> None:
-        with self._lock:
-            self._timer = None
-            if self._graph is not None and self._graph.read_only:
-                self._graph.close()
-                self._graph = None
+    def _reap(self) -> None:
+        """The idle-release thread: sleeps until ``_idle_at`` (pushed on by every read), then lets the
+        read-only graph go. A read holds ``_lock`` throughout, so nothing is closed under a reader."""
+        while True:
+            with self._lock:
+                wait = self._idle_at - time.monotonic()
+                if wait <= 0 or self._graph is None:
+                    if self._graph is not None and self._graph.read_only:
+                        self._graph.close()
+                        self._graph = None
+                    self._reaper = None
+                    return
+            if background.EXITING.wait(wait):  # the process is ending: close() or exit lets the graph go
+                return
 
     def _pin_tables(self) -> None:
         """Beside a writer (``readers_beside_writer``), search the lance version the manifest recorded."""
@@ -290,16 +298,13 @@ class Memory(MemoryWrites):
                 if time.monotonic() >= deadline:
                     raise MemoryBusy("memory is being updated, try again in a few seconds") from refused
                 time.sleep(0.05)
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
             try:
                 yield self._graph
             finally:
                 if self.idle_release > 0 and self._graph is not None:
-                    self._timer = threading.Timer(self.idle_release, self._idle)
-                    self._timer.daemon = True
-                    self._timer.start()
+                    self._idle_at = time.monotonic() + self.idle_release
+                    if self._reaper is None:
+                        self._reaper = background.start(self._reap, name="memtools-idle-release")
                 elif self.idle_release <= 0:
                     self._release_graph()
 
