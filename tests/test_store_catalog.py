@@ -124,6 +124,14 @@ def test_readers_at_an_older_generation_see_the_batch_before_it(tmp_path):
     assert catalog.totals() == catalog.recount() and catalog.totals().rows == (1 + 1) + (1 + 3)
 
 
+def test_iterating_reads_every_entry_once_in_id_order(tmp_path):
+    many = {f"v{i:05d}": VideoEntry(title=str(i), status="ready" if i % 3 else "failed") for i in range(4500)}
+    view = VideoView(VideoCatalog.create(tmp_path, many, 1), 1)  # more than two pages of reads
+    assert [vid for vid, _ in view.items()] == list(view) == sorted(many) and len(view) == 4500
+    assert [vid for vid, _ in view.items("failed")] == view.ids("failed") == [f"v{i:05d}" for i in range(0, 4500, 3)]
+    assert [e.title for e in view.values()] == [str(i) for i in range(4500)]
+
+
 def test_the_kept_sums_follow_every_kind_of_write(memory_path):
     with Memory.open(memory_path, EMBEDDER) as memory:
         memory.write_video(kitchen_graph("k3"))
@@ -289,3 +297,17 @@ def test_a_damaged_catalog_is_moved_aside_and_listed_again(memory_path, capsys):
     assert (memory_path / f"{CATALOG}.damaged").is_file()
     del listed["k9"]
     assert entries(memory_path) == listed
+
+
+def test_sums_in_the_manifest_that_drifted_are_found_and_counted_again(memory_path, capsys):
+    data = json.loads((memory_path / "memtools.json").read_text())
+    data["totals"]["rows"] += 5
+    (memory_path / "memtools.json").write_text(json.dumps(data))
+    code, out, _ = cli("check", "--memory", str(memory_path), capsys=capsys)
+    assert code == 1 and f"the manifest's sums over the videos differ from {CATALOG}" in out, out
+    with Memory.open(memory_path, EMBEDDER) as memory, pytest.raises(MemoryDamaged, match="memtools repair"):
+        MemoryTools(memory).search_nodes("the pan catches fire")
+    assert cli("repair", "--memory", str(memory_path), capsys=capsys)[0] == 0
+    assert cli("check", "--memory", str(memory_path), capsys=capsys)[0] == 0
+    manifest = read_manifest(memory_path)
+    assert manifest.totals == manifest.catalog.recount()

@@ -47,7 +47,7 @@ def check_catalog(manifest: Manifest, report: Report) -> bool:
         report.parts["catalog"] = "UNREADABLE"
         return False
     report.parts["catalog"] = f"{CATALOG}, {counted.videos} video(s)"
-    if generation == manifest.generation and manifest.totals is not None and manifest.totals != counted:
+    if generation <= manifest.generation and manifest.totals is not None and manifest.totals != counted:
         report.problems.append(Problem("manifest", f"the manifest's sums over the videos differ from {CATALOG} "
                                        f"({manifest.totals.rows} vs {counted.rows} searchable rows)", True))
     return True

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 
 CATALOG = "videos.sqlite"
 READ_TIMEOUT_S, WRITE_TIMEOUT_S = 10.0, 60.0
+PAGE = 2000  # entries per read when iterating
 SEARCHABLE = tuple(kind.value for kind in SEARCHABLE_KINDS)
 _COLUMNS = "title, duration, status, updated_at, counts, keyframe_vectors"
 _SUMS = ("rows", "ready", "in_graph", "entity_videos", "keyframe_vectors")
@@ -235,9 +236,16 @@ class VideoCatalog:
         return int(self._read(f"SELECT count(*) FROM ({_VIEW.format(where='')})", {"g": generation})[0][0])
 
     def items(self, generation: int, status: str | None = None) -> Iterator[tuple[str, VideoEntry]]:
-        where = "status = :status AND" if status is not None else ""
-        for row in self._read(f"{_VIEW.format(where=where)} ORDER BY id", {"g": generation, "status": status}):
-            yield row[0], _entry(row[1:])
+        """(id, entry) in id order, read a page at a time (memory stays flat however many videos)."""
+        where = "id > :after AND " + ("status = :status AND" if status is not None else "")
+        params: dict[str, Any] = {"g": generation, "status": status, "after": ""}
+        while True:
+            rows = self._read(f"{_VIEW.format(where=where)} ORDER BY id LIMIT {PAGE}", params)
+            for row in rows:
+                yield row[0], _entry(row[1:])
+            if len(rows) < PAGE:
+                return
+            params["after"] = rows[-1][0]
 
     def ids(self, generation: int, status: str | None = None) -> list[str]:
         where = "status = :status AND" if status is not None else ""
@@ -328,6 +336,21 @@ class VideoCatalog:
             return _totals(conn)
 
         return self._transaction(work)
+
+
+def copy_catalog(source: Path, target: Path) -> None:
+    """Copy ``videos.sqlite`` of one memory folder into another, consistently: SQLite's backup reads one
+    snapshot (and first rolls back a transaction a killed writer left). Call it holding ``memtools.lock``."""
+    if not (Path(source) / CATALOG).is_file():
+        return  # a legacy memory: its memtools.json lists the videos
+    src = sqlite3.connect(Path(source) / CATALOG, timeout=WRITE_TIMEOUT_S)
+    dst = sqlite3.connect(Path(target) / CATALOG)
+    try:
+        src.backup(dst)
+        dst.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        dst.close()
+        src.close()
 
 
 def _upsert(conn: sqlite3.Connection, rows: Iterable[tuple[str, VideoEntry, int]]) -> None:

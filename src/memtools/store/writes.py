@@ -312,7 +312,7 @@ class MemoryWrites(VideoWrites):
             entry = manifest.videos.get(video_id) or VideoEntry()
             entry.status, entry.updated_at = status, now()
             totals = manifest.catalog.put(video_id, entry)  # one row, one transaction: whole or not at all
-            if manifest.catalog.generation() == manifest.generation:  # else a killed write's roll-forward sets them
+            if manifest.catalog.generation() <= manifest.generation:  # else a killed write's roll-forward sets them
                 manifest.totals = totals
             write_manifest(self.path, manifest)  # a new stamp: readers see the status at once
             self.manifest = manifest
