@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from memtools.errors import IncompatibleMemory, MemoryDamaged, MemoryNotFound
 from memtools.schema import SCHEMA_VERSION
@@ -108,6 +108,14 @@ class Manifest(BaseModel):
             )
 
 
+class _Read(BaseModel):
+    """``memtools.json`` as read: the library-level fields (checked by ``Manifest``) and, in a legacy
+    one (schema 1), ``videos``."""
+
+    model_config = ConfigDict(extra="allow")
+    videos: dict[str, VideoEntry] | None = None
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -120,15 +128,12 @@ def read_manifest(folder: Path) -> Manifest:
             "`memtools import-captions` or `memtools build`"
         )
     try:
-        raw = path.read_bytes()
-        data = json.loads(raw)
-        if not isinstance(data, dict):
-            Manifest.model_validate_json(raw)  # raises, saying what is wrong in pydantic's words
-        listed = data.pop("videos", None)
-        manifest = Manifest.model_validate(data)
+        read = _Read.model_validate_json(path.read_bytes())  # one pass, in pydantic's parser
+        listed = read.videos
+        manifest = Manifest.model_validate(read.model_extra or {})
         if listed is not None or manifest.schema_version <= LEGACY_SCHEMA:
-            manifest._legacy = {str(vid): VideoEntry.model_validate(entry) for vid, entry in (listed or {}).items()}
-    except (ValidationError, UnicodeDecodeError, OSError, ValueError, AttributeError) as exc:
+            manifest._legacy = listed or {}
+    except (ValidationError, UnicodeDecodeError, OSError) as exc:
         raise MemoryDamaged(f"{path} is damaged ({_reason(exc)}); restore it from a backup, or move the folder "
                             "away and import the videos again") from exc
     manifest._folder = Path(folder)
@@ -145,10 +150,6 @@ def _reason(exc: Exception) -> str:
         return f"{where}: {error['msg']}" if where else error["msg"]
     if isinstance(exc, UnicodeDecodeError):
         return "not UTF-8 text"
-    if isinstance(exc, json.JSONDecodeError):
-        return f"not valid JSON: {exc.msg}"
-    if isinstance(exc, AttributeError):
-        return "videos: not a JSON object"
     return (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
 
 
