@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import re
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -64,12 +67,19 @@ def main() -> None:
     memory = work / "memory"
     memtools = Path(sys.executable).with_name("memtools")
     started = time.perf_counter()
-    done = subprocess.run([str(memtools), "import-captions", str(source), "--memory", str(memory),
-                           "--embedder", "test:384"], capture_output=True, text=True)
+    child = subprocess.Popen([str(memtools), "import-captions", str(source), "--memory", str(memory),
+                              "--embedder", "test:384"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    marks: list[tuple[float, int]] = []  # (seconds since the start, videos written) from the progress bar
+    reader = threading.Thread(target=_progress, args=(child.stderr, started, marks, videos), daemon=True)
+    reader.start()
+    out = child.stdout.read().decode(errors="replace") if child.stdout else ""
+    code = child.wait()
     seconds = time.perf_counter() - started
+    reader.join()
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    if done.returncode:
-        sys.exit(f"import failed ({done.returncode}): {done.stderr[-2000:]}")
+    if code:
+        sys.exit(f"import failed ({code}): {out[-2000:]}")
+    open_ms = _open_ms(memory)
     check = subprocess.run([str(memtools), "check", "--memory", str(memory)], capture_output=True, text=True)
     size_mb = sum(f.stat().st_size for f in memory.rglob("*") if f.is_file()) / 1e6
     print(f"\n## Bounded caption import ({load_average()})\n")
@@ -78,9 +88,46 @@ def main() -> None:
         [[f"{source.stat().st_size / 1e6:.1f} MB", f"{videos:,}", f"{captions:,}", f"{seconds:.0f}",
           f"{captions / seconds:,.0f}", f"{peak_mb:,.0f} MiB", f"{size_mb:,.0f} MB",
           "clean" if check.returncode == 0 else "DAMAGED"]]))
-    first = next((ln for ln in done.stderr.splitlines() if ln.strip()), "")
-    print(f"\nFirst progress line: {first!r}")
+    first, last = _rates(marks, videos)
+    print("\nThroughput by part of the import (videos/s, from the progress bar's 1 s updates):\n")
+    print(markdown_table(["first 10% of videos", "last 10% of videos", "last / first", "open the memory"],
+                         [[f"{first:,.0f}", f"{last:,.0f}", f"{last / first:.2f}" if first else "n/a",
+                           f"{open_ms:,.0f} ms"]]))
     shutil.rmtree(work, ignore_errors=True)
+
+
+def _progress(stream, started: float, marks: list[tuple[float, int]], total: int) -> None:
+    """Timestamp each update of the import's progress bar (tqdm writes ``n/total`` after each ``\\r``)."""
+    pending = ""
+    while chunk := os.read(stream.fileno(), 4096):  # what has arrived, at once (a text read waits to fill up)
+        pending += chunk.decode(errors="replace")
+        *parts, pending = re.split(r"[\r\n]", pending)
+        for part in parts:
+            found = re.search(rf"(\d+)/{total}\b", part)
+            if found:
+                marks.append((time.perf_counter() - started, int(found.group(1))))
+
+
+def _rates(marks: list[tuple[float, int]], total: int) -> tuple[float, float]:
+    """Videos per second over the first and the last tenth of the videos (between the bar's updates
+    nearest those points)."""
+    def at(share: float) -> tuple[float, int]:
+        return min(marks, key=lambda m: abs(m[1] - share * total))
+
+    if len(marks) < 4:
+        return 0.0, 0.0
+    (t0, n0), (t1, n1) = at(0.0), at(0.1)  # from the bar's first line: not the reading of the file before it
+    (t2, n2), (t3, n3) = at(0.9), at(1.0)
+    return (n1 - n0) / max(t1 - t0, 1e-9), (n3 - n2) / max(t3 - t2, 1e-9)
+
+
+def _open_ms(memory: Path) -> float:
+    """Opening the memory and passing the check run before every read, in a fresh process (best of 3)."""
+    code = ("import sys, time\nfrom memtools.store import Memory\nbest = 1e9\nfor _ in range(3):\n"
+            "    t = time.perf_counter()\n    with Memory.open(sys.argv[1]) as m, m.reading():\n        pass\n"
+            "    best = min(best, time.perf_counter() - t)\nprint(best * 1000)")
+    done = subprocess.run([sys.executable, "-c", code, str(memory)], capture_output=True, text=True, check=True)
+    return float(done.stdout.strip())
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from memtools.build.settings import _tiny_toml, resolve_settings, vlm_from_setti
 from memtools.cli import main
 from memtools.errors import ConfigError
 from memtools.perception import OpenAIVLM, RecordingVLM, ReplayVLM
-from memtools.store.manifest import MANIFEST
+from memtools.store.manifest import read_manifest
 
 SCRIPTED = "python:memtools.build.testing:scripted_vlm"
 
@@ -51,8 +51,7 @@ def test_a_replay_without_the_answer_fails_clearly_and_keeps_checkpoints(tmp_pat
     err = capsys.readouterr().err
     assert "holds no answer" in err and "with or without --fresh, asks the same question" in err
     assert "to resume" not in err  # resuming asks the same question: the message says what helps instead
-    manifest = json.loads((tmp_path / "m" / MANIFEST).read_text())
-    assert manifest["videos"]["clip"]["status"] == "failed"
+    assert read_manifest(tmp_path / "m").videos["clip"].status == "failed"
 
 
 @pytest.mark.parametrize("make,message", [

@@ -21,9 +21,11 @@ def library(tmp_path_factory):
     path = tmp_path_factory.mktemp("library") / "memory"
     Memory.create(path, TestEmbedder(8)).close()
     manifest = read_manifest(path)
-    for i in range(N):  # listing reads the manifest only; the videos need no graph
-        manifest.videos[f"vid_{i:04d}"] = VideoEntry(title=f"Episode {i} of a long cooking series " * 2,
-                                                     duration=60.0 * i, status="ready" if i % 7 else "building")
+    entries = {f"vid_{i:04d}": VideoEntry(title=f"Episode {i} of a long cooking series " * 2, duration=60.0 * i,
+                                          status="ready" if i % 7 else "building")
+               for i in range(N)}  # listing reads the list of videos only; the videos need no graph
+    manifest.totals = manifest.catalog.apply(entries, (), manifest.generation + 1)
+    manifest.generation += 1
     write_manifest(path, manifest)
     return path
 

@@ -124,6 +124,18 @@ def test_a_missing_source_says_what_to_pass(tmp_path):
 # --- the live build ---------------------------------------------------------------------------
 
 
+def _ready(memory: Path, video_id: str) -> bool:
+    """Whether the memory lists the video as ready (read as any reader would, beside the writer)."""
+    from memtools.errors import MemtoolsError
+    from memtools.store.manifest import read_manifest
+
+    try:
+        entry = read_manifest(memory).videos.get(video_id)
+    except MemtoolsError:  # not created yet
+        return False
+    return entry is not None and entry.status == "ready"
+
+
 @pytest.mark.slow
 async def test_follow_lands_windows_while_an_mcp_client_reads(tmp_path):
     """The stream is paced by what the client sees, never by the clock: a chunk is written once the
@@ -140,7 +152,7 @@ async def test_follow_lands_windows_while_an_mcp_client_reads(tmp_path):
                                 env=env(tmp_path, FAKE_VLM_DELAY="0.05"), stdout=log, stderr=subprocess.STDOUT)
         try:
             deadline = time.monotonic() + 180
-            while not (memory / "memtools.json").exists() or '"ready"' not in (memory / "memtools.json").read_text():
+            while not _ready(memory, "chunks"):
                 assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "follow.log").read_text()
                 time.sleep(0.1)
             seen: list[int] = []

@@ -76,8 +76,10 @@ def test_kill_9_during_recognition_then_the_rerun_recognises_only_unfinished_chu
     folder = memory / "work" / "talk" / "speech"
     finished = {f"{json.loads(p.read_text())[0]['t_start'] - 2:.0f}" for p in folder.glob("chunk_*.json")}
     assert 0 < len(finished) < len(all_chunks)
-    assert not (memory / "vectors").exists() or "talk" not in (memory / "memtools.json").read_text() or \
-        json.loads((memory / "memtools.json").read_text())["videos"]["talk"]["status"] != "ready"
+    from memtools.store.manifest import read_manifest
+
+    listed = read_manifest(memory).videos
+    assert not (memory / "vectors").exists() or "talk" not in listed or listed["talk"].status != "ready"
 
     second_log = tmp_path / "second.log"
     again = _run(script, video, memory, second_log, 0.0)

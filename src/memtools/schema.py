@@ -57,7 +57,7 @@ from memtools.ontology import (  # noqa: F401 - re-exported: the vocabulary is p
     super_id,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # of a memory folder: 2 keeps each video's entry in videos.sqlite (1: in memtools.json)
 
 VIDEO_ID_RULE = ("a video id is 1-128 letters, digits, '_', '-' or '.', not starting or ending with '.' "
                  "(it names files, web pages and URIs, and agents copy it between tool calls)")

@@ -4,10 +4,11 @@ Two imports are interrupted: a fresh one (empty memory) and a re-import that rep
 video with a new version. The kill lands at a named point of the write path
 (``MEMTOOLS_FAULT_POINT=name:n``, ``memtools.store.faults``): in the n-th batch, before the
 lance writes, between them, inside the graph transaction, after its commit, after the
-indexes, after the manifest, around the import's ledger (and twice: again while the next
-writer recovers). First the next writer recovers the memory (a write of nothing): ``check``
-must be clean and every video whole in one version (absent or first version for a fresh
-import, first or second version for a re-import) in the graph, the manifest and the lance rows.
+indexes, after the catalog (``videos.sqlite``), after the manifest, around the import's ledger
+(and twice: again while the next writer recovers, after its catalog step or before the journal
+goes). First the next writer recovers the memory (a write of nothing): ``check`` must be clean
+and every video whole in one version (absent or first version for a fresh import, first or
+second version for a re-import) in the graph, the manifest and the lance rows.
 Then the same command runs again and must exit 0 with ``memtools check`` clean and the memory
 equal to an uninterrupted import: the same videos, node ids, rows per lance table, node texts
 and search results (exact vector search: full-text scores depend on the index history).
@@ -34,7 +35,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 
 # (point, n-th pass): every phase of a batch's write, in the first batch and in a later one
 _BATCH = ["write-start", "nodes-written", "entities-written", "graph-begun", "graph-inserted",
-          "graph-committed", "manifest-written", "batch-landed", "ledger-added"]
+          "graph-committed", "catalog-written", "manifest-written", "batch-landed", "ledger-added"]
 _REPLACE_ONLY = ["nodes-deleted", "graph-deleted"]
 # (mode, batch size, [(point, n)]) per engine
 PLANS = {
@@ -52,8 +53,11 @@ PLANS = {
     ],
 }
 
-# killed again while the next writer recovers (after rolling back / forward, before the journal goes)
-TWICE = [("fresh", 20, "graph-inserted", 2), ("replace", 20, "graph-committed", 2)]
+# killed again while the next writer recovers (after rolling back / forward, before the journal goes;
+# or after rolling the catalog forward, before the manifest)
+TWICE = [("fresh", 20, "graph-inserted", 2, "recovered:1"), ("replace", 20, "graph-committed", 2, "recovered:1"),
+         ("replace", 20, "graph-committed", 2, "catalog-recovered:1"),
+         ("fresh", 20, "catalog-written", 2, "recovered:1")]
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -97,13 +101,13 @@ def test_killed_imports_resume_to_the_uninterrupted_result(engine, tmp_path):
                 shutil.copytree(base, memory)
             cases.append({"memory": str(memory), "file": str(second if mode == "replace" else first),
                           "batch": batch, "engine": engine, "mode": mode, "point": f"{point}:{nth}"})
-    for mode, batch, point, nth in TWICE:
-        memory = tmp_path / f"{mode}-{batch}-{point}-{nth}-twice"
+    for mode, batch, point, nth, then in TWICE:
+        memory = tmp_path / f"{mode}-{batch}-{point}-{nth}-twice-{then.split(':')[0]}"
         if mode == "replace":
             shutil.copytree(base, memory)
         cases.append({"memory": str(memory), "file": str(second if mode == "replace" else first),
                       "batch": batch, "engine": engine, "mode": mode, "point": f"{point}:{nth}",
-                      "then": "recovered:1"})
+                      "then": then})
     # what each video may be after the recovery: absent or the first version (fresh), the first or
     # the second version (replace), whole in the graph, the manifest and the lance rows
     absent = {"graph_ids": {}, "counts": {}, "node_rows": []}

@@ -32,13 +32,14 @@ from typing import Any
 
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
+from memtools.store.catalog_check import catalog_problems, check_catalog
 from memtools.store.file_lock import try_lock, unlock
 from memtools.store.lance_check import describe, missing_index_files, table_folder, vector_dim
 from memtools.store.manifest import Manifest, read_manifest
 from memtools.store.parts import MemoryParts
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.problems import first_line as _first_line
-from memtools.store.vector_check import check_entities, check_nodes, entity_videos
+from memtools.store.vector_check import check_entities, check_nodes
 from memtools.store.vectors import LanceIndex
 
 log = logging.getLogger(__name__)
@@ -81,20 +82,18 @@ def expected_rows(manifest: Manifest) -> int:
     """Lance rows the manifest implies: one per searchable node of every written video, plus the
     video's profile row (its root, which library search ranks videos by). A video being built again
     (or whose new build failed) keeps its counts and rows until the new version replaces them; a
-    ``lost`` one has none."""
-    return sum((1 if entry.counts else 0) + sum(entry.counts.get(kind, 0) for kind in SEARCHABLE)
-               for entry in manifest.videos.values() if entry.status != "lost")
+    ``lost`` one has none. Read from the manifest's totals (kept by ``videos.sqlite``): nothing per video."""
+    return manifest.video_totals().rows
 
 
 def expected_tables(manifest: Manifest, rows: int) -> dict[str, str]:
     """The lance tables the manifest says hold rows (name -> what is lost without it)."""
     tables = {"nodes": f"{rows} searchable nodes have no vectors"} if rows else {}
-    with_entities = len(entity_videos(manifest))
-    if with_entities:
-        tables["entities"] = f"the entity profiles of {with_entities} video(s) are lost"
-    frames = sum(e.keyframe_vectors for e in manifest.videos.values() if e.status == "ready")
-    if frames and manifest.image_embedder is not None:
-        tables["keyframes"] = f"{frames} keyframe vector(s) are lost"
+    totals = manifest.video_totals()
+    if totals.entity_videos:
+        tables["entities"] = f"the entity profiles of {totals.entity_videos} video(s) are lost"
+    if totals.keyframe_vectors and manifest.image_embedder is not None:
+        tables["keyframes"] = f"{totals.keyframe_vectors} keyframe vector(s) are lost"
     return tables
 
 
@@ -103,12 +102,13 @@ def quick_problems(path: Path, manifest: Manifest, rows: int | None = None,
     """What a few ``stat`` calls can tell: the graph file and the lance tables the manifest implies
     exist, and their index folders are there when another table's are (``finish_write`` indexes
     them together). ``rows``, ``tables``: ``expected_rows`` and ``expected_tables`` when the caller has them."""
-    problems = []
+    problems = catalog_problems(path, manifest)  # videos.sqlite is there
     graph = graph_file_name(manifest)
     base = os.fspath(path)  # plain strings: pathlib costs more than the stat calls on this hot path
     if not os.path.isfile(f"{base}/{graph}"):
-        ready = [vid for vid, entry in manifest.videos.items() if entry.status == "ready"]
-        problems.append(Problem("graph", f"{graph} is missing", not ready, restore=_restore(path, ready)))
+        ready = manifest.videos.ids("ready") if not problems else []
+        problems.append(Problem("graph", f"{graph} is missing", not manifest.video_totals().ready,
+                                restore=_restore(path, ready)))
     rows = expected_rows(manifest) if rows is None else rows
     if manifest.tables:  # object storage: no stat() there; guard_vectors' row count notices lost tables
         return problems
@@ -148,7 +148,7 @@ def damage_message(path: Path, problems: list[Problem], *, writing: bool = False
 def guard(memory: MemoryParts, *, writing: bool = False) -> None:
     """Raise ``MemoryDamaged`` if the cheap checks fail."""
     cached = getattr(memory, "_expected_rows", None)
-    if cached is None or cached[0] is not memory.manifest:  # the sums cost ~1 µs a video: once per manifest
+    if cached is None or cached[0] is not memory.manifest:  # once per manifest
         rows = expected_rows(memory.manifest)
         cached = (memory.manifest, rows, expected_tables(memory.manifest, rows))
         setattr(memory, "_expected_rows", cached)  # noqa: B010 - a cache ``Memory`` declares
@@ -278,7 +278,9 @@ def check(memory: MemoryParts) -> Report:
     # a lost keyframes table: check_keyframes names each video whose rows are gone
     report = Report(path, problems=[p for p in quick_problems(path, manifest)
                                     if not p.text.startswith(f"{VECTORS_DIR}/keyframes.lance is missing")])
-    ready = sorted(v for v, e in manifest.videos.items() if e.status == "ready")
+    if not check_catalog(manifest, report):
+        return report  # nothing else can be compared without the list of videos; repair lists them again
+    ready = manifest.videos.ids("ready")
     report.parts["manifest"] = (f"{len(manifest.videos)} video(s), {len(ready)} ready, "
                                 f"embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
     _check_failed(path, manifest, report)
@@ -328,9 +330,7 @@ def check(memory: MemoryParts) -> Report:
 
 def _check_failed(path: Path, manifest: Manifest, report: Report) -> None:
     """Videos whose build stopped (status ``failed``): listed, never searchable, and what to do."""
-    for vid, entry in sorted(manifest.videos.items()):
-        if entry.status != "failed":
-            continue
+    for vid, entry in manifest.videos.items("failed"):
         when = f" on {entry.updated_at}" if entry.updated_at else ""
         checkpoints = " (its checkpoints in work/ make that quick)" if (path / "work" / vid).is_dir() else ""
         report.problems.append(Problem(
@@ -368,13 +368,14 @@ def _check_graph(memory: MemoryParts, manifest: Manifest, ready: list[str],
     for vid in lost:
         report.problems.append(Problem("graph", f"video {vid!r} is listed as ready but the graph does not hold it",
                                        False, vid, restore=_restore(path, [vid])))
-    for vid in sorted(in_graph - set(manifest.videos)):
+    listed = dict(manifest.videos.items())  # one read of the catalog, not one per video
+    for vid in sorted(in_graph - set(listed)):
         report.problems.append(Problem("manifest", f"the graph holds video {vid!r} but the manifest does not list it "
                                        "(a write was interrupted after the graph committed)", True, vid))
     for vid in ready:
         if vid in in_graph:
             have = counts.get(vid, {})
-            wrong = {k: (v, have.get(k, 0)) for k, v in manifest.videos[vid].counts.items() if have.get(k, 0) != v}
+            wrong = {k: (v, have.get(k, 0)) for k, v in listed[vid].counts.items() if have.get(k, 0) != v}
             if wrong:
                 detail = ", ".join(f"{k} {m} vs {g}" for k, (m, g) in sorted(wrong.items()))
                 report.problems.append(Problem("manifest", f"{vid}: manifest counts differ from the graph ({detail})",

@@ -58,8 +58,9 @@ def check_keyframes(memory: MemoryParts, manifest: Manifest, ready: list[str], r
     for vid in sorted(set(per_video) - set(ready)):
         report.problems.append(Problem(PART, f"{per_video[vid]} keyframe row(s) of video {vid!r}, which is not a "
                                        "ready video of this memory", True, vid))
+    listed = dict(manifest.videos.items("ready"))  # one read of the catalog
     for vid in ready:
-        want = manifest.videos[vid].keyframe_vectors
+        want = listed[vid].keyframe_vectors
         if per_video.get(vid, 0) != want:
             report.problems.append(Problem(PART, f"{vid}: {per_video.get(vid, 0)} keyframe row(s), the manifest "
                                            f"lists {want}", True, vid))
@@ -79,7 +80,7 @@ def repair_keyframes(memory: MemoryParts, kuzu: GraphStore, problems: list[Probl
         return
     lance = memory.vectors_unchecked
     table = KeyframeIndex(lance, manifest.image_embedder.dim)
-    ready = sorted(v for v, e in manifest.videos.items() if e.status == "ready")
+    ready = manifest.videos.ids("ready")
     per_video: dict[str, int] = {}
     if any(p.video_id == "" for p in damage):  # lost, unreadable or the wrong width: a new table
         aside = AsideTable(lance._db, TABLE, keyframes_schema(embedder.dim), None if lance.remote else Path(lance.path))
@@ -112,8 +113,9 @@ def repair_keyframes(memory: MemoryParts, kuzu: GraphStore, problems: list[Probl
             table.replace_videos([vid], rows)
             per_video[vid] = len(rows)
             say(f"keyframes: {n}/{len(todo)} video(s)")
-    for vid, n in per_video.items():
-        manifest.videos[vid].keyframe_vectors = n
+    listed = manifest.videos
+    entries = {vid: listed[vid].model_copy(update={"keyframe_vectors": n}) for vid, n in per_video.items()}
+    manifest.totals = manifest.catalog.edit(entries, (), manifest.generation + 1)
     manifest.generation += 1
     write_manifest(memory.path, manifest)
     memory.manifest = manifest

@@ -3,21 +3,35 @@
 Written atomically (temp file + rename) so a reader never sees half a manifest. The
 ``generation`` counter goes up with every committed write; readers compare it to notice
 new data without a restart.
+
+The manifest keeps the library-level fields only; each video's entry lives in ``videos.sqlite``
+(``memtools.store.video_catalog``), read through ``Manifest.videos``, a read-only mapping at the
+manifest's generation. A manifest of schema version 1 still lists its videos itself ("legacy"):
+readers serve that list, and the first writer moves it into the catalog (``migrate_legacy``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from memtools.errors import IncompatibleMemory, MemoryDamaged, MemoryNotFound
 from memtools.schema import SCHEMA_VERSION
+from memtools.store.faults import fault_point
+from memtools.store.video_catalog import VideoCatalog, VideoEntry, VideoTotals
 
 MANIFEST = "memtools.json"
+LEGACY_SCHEMA = 1  # manifests of this version list every video in memtools.json
+CACHED_CATALOGS = 32  # open catalogs kept per process (their connections are reopened on demand)
 
 
 class EmbedderInfo(BaseModel):
@@ -25,13 +39,8 @@ class EmbedderInfo(BaseModel):
     dim: int
 
 
-class VideoEntry(BaseModel):
-    title: str = ""
-    duration: float = 0.0
-    status: str = "ready"  # ready | building | failed
-    updated_at: str = ""
-    counts: dict[str, int] = Field(default_factory=dict)
-    keyframe_vectors: int = 0  # rows in the lance ``keyframes`` table (memories with an image embedder)
+__all__ = ["MANIFEST", "EmbedderInfo", "Manifest", "VideoEntry", "VideoTotals", "VideoView", "read_manifest",
+           "write_manifest"]
 
 
 class Manifest(BaseModel):
@@ -45,7 +54,35 @@ class Manifest(BaseModel):
     # lance table versions of the last committed write (readers beside a writer read these, see LanceIndex.pin)
     table_versions: dict[str, int] = Field(default_factory=dict)
     created_at: str = Field(default_factory=lambda: now())
-    videos: dict[str, VideoEntry] = Field(default_factory=dict)
+    totals: VideoTotals | None = None  # the sums over the catalog at this generation (memtools.store.integrity)
+    _folder: Path | None = PrivateAttr(default=None)
+    _legacy: dict[str, VideoEntry] | None = PrivateAttr(default=None)  # schema 1: the videos memtools.json lists
+
+    @property
+    def videos(self) -> VideoView:
+        """Every video's entry, read-only, as of this manifest's generation (writes go through the catalog)."""
+        catalog = catalog_for(self._folder) if self._folder is not None and self._legacy is None else None
+        return VideoView(catalog, self.generation, self._legacy)
+
+    @property
+    def legacy(self) -> bool:
+        """Whether this manifest still lists its videos itself (schema 1, not yet migrated)."""
+        return self._legacy is not None
+
+    @property
+    def catalog(self) -> VideoCatalog:
+        """The folder's ``videos.sqlite`` (the writer's way to change entries)."""
+        if self._folder is None:
+            raise ValueError("this manifest was not read from a memory folder")
+        return catalog_for(self._folder)
+
+    def video_totals(self) -> VideoTotals:
+        """The sums over the videos at this generation: kept in the manifest, else counted."""
+        if self.totals is not None:
+            return self.totals
+        if self._legacy is not None:
+            return VideoTotals.of(self._legacy.values())
+        return self.catalog.recount() if self._folder is not None else VideoTotals()
 
     def check_compatible(self, path: Path, embedder_name: str | None, dim: int | None) -> None:
         if self.schema_version > SCHEMA_VERSION:
@@ -71,6 +108,14 @@ class Manifest(BaseModel):
             )
 
 
+class _Read(BaseModel):
+    """``memtools.json`` as read: the library-level fields (checked by ``Manifest``) and, in a legacy
+    one (schema 1), ``videos``."""
+
+    model_config = ConfigDict(extra="allow")
+    videos: dict[str, VideoEntry] | None = None
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -83,10 +128,16 @@ def read_manifest(folder: Path) -> Manifest:
             "`memtools import-captions` or `memtools build`"
         )
     try:
-        return Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+        read = _Read.model_validate_json(path.read_bytes())  # one pass, in pydantic's parser
+        listed = read.videos
+        manifest = Manifest.model_validate(read.model_extra or {})
+        if listed is not None or manifest.schema_version <= LEGACY_SCHEMA:
+            manifest._legacy = listed or {}
     except (ValidationError, UnicodeDecodeError, OSError) as exc:
         raise MemoryDamaged(f"{path} is damaged ({_reason(exc)}); restore it from a backup, or move the folder "
                             "away and import the videos again") from exc
+    manifest._folder = Path(folder)
+    return manifest
 
 
 def _reason(exc: Exception) -> str:
@@ -103,14 +154,107 @@ def _reason(exc: Exception) -> str:
 
 
 def write_manifest(folder: Path, manifest: Manifest) -> None:
+    """Write ``memtools.json`` by rename (a legacy manifest keeps listing its videos)."""
     folder = Path(folder)
+    data = manifest.model_dump(mode="json")
+    if manifest._legacy is not None:
+        data["videos"] = {vid: entry.model_dump(mode="json") for vid, entry in manifest._legacy.items()}
     fd, tmp = tempfile.mkstemp(prefix=".memtools-", suffix=".json", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(manifest.model_dump_json(indent=2))
+            handle.write(json.dumps(data, indent=2))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, folder / MANIFEST)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    manifest._folder = folder
+
+
+def migrate_legacy(folder: Path) -> Manifest | None:
+    """Move the videos a legacy manifest lists into ``videos.sqlite`` (the caller holds ``memtools.lock``).
+    Crash-safe: the catalog is written whole and renamed in first, then the manifest without its list
+    (schema version up, so an older memtools refuses the memory instead of seeing no videos); a kill in
+    between leaves the legacy manifest, and the next writer does it again. Returns the new manifest, or
+    None when there was nothing to migrate."""
+    manifest = read_manifest(folder)
+    if manifest._legacy is None:
+        return None
+    catalog = VideoCatalog.create(Path(folder), manifest._legacy, manifest.generation)
+    fault_point("migrate-catalog-written")
+    manifest._legacy = None
+    manifest.schema_version = max(manifest.schema_version, SCHEMA_VERSION)
+    manifest.totals = catalog.totals()
+    write_manifest(folder, manifest)
+    return manifest
+
+
+_catalogs: OrderedDict[str, VideoCatalog] = OrderedDict()
+_catalogs_lock = threading.Lock()
+
+
+def catalog_for(folder: Path) -> VideoCatalog:
+    """The process's ``VideoCatalog`` of a memory folder (a few are kept open; the oldest is closed)."""
+    key = os.path.abspath(folder)
+    with _catalogs_lock:
+        catalog = _catalogs.get(key)
+        if catalog is None:
+            catalog = _catalogs[key] = VideoCatalog(Path(key))
+            if len(_catalogs) > CACHED_CATALOGS:
+                _catalogs.popitem(last=False)[1].close()
+        _catalogs.move_to_end(key)
+        return catalog
+
+
+class VideoView(Mapping[str, VideoEntry]):
+    """``Manifest.videos``: the entries as a read-only mapping, at the manifest's generation: a point
+    lookup for ``in`` / ``[]`` / ``.get``, a COUNT for ``len``, rows streamed in id order by iteration.
+    Writes go through ``VideoCatalog`` (the write path of ``memtools.store.writes``); a legacy manifest
+    that still lists its videos (read-only, before its first writer migrated it) is served from that list."""
+
+    def __init__(self, catalog: VideoCatalog | None, generation: int,
+                 legacy: dict[str, VideoEntry] | None = None) -> None:
+        self._catalog, self._generation, self._legacy = catalog, generation, legacy
+
+    def __getitem__(self, video_id: str) -> VideoEntry:
+        entry = self.get(video_id)
+        if entry is None:
+            raise KeyError(video_id)
+        return entry
+
+    def get(self, video_id: str, default: Any = None) -> Any:
+        if self._legacy is not None:
+            found = self._legacy.get(video_id)
+            return default if found is None else found.model_copy(deep=True)
+        if not isinstance(video_id, str) or self._catalog is None:
+            return default
+        found = self._catalog.get(video_id, self._generation)
+        return default if found is None else found
+
+    def __contains__(self, video_id: object) -> bool:
+        return isinstance(video_id, str) and self.get(video_id) is not None
+
+    def __len__(self) -> int:
+        if self._legacy is not None:
+            return len(self._legacy)
+        return 0 if self._catalog is None else self._catalog.count(self._generation)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids())
+
+    def items(self, status: str | None = None) -> Iterator[tuple[str, VideoEntry]]:  # type: ignore[override]
+        """(id, entry) in id order; ``status``: only entries with that status (filtered in SQL)."""
+        if self._legacy is not None:
+            return iter([(vid, e.model_copy(deep=True)) for vid, e in sorted(self._legacy.items())
+                         if status is None or e.status == status])
+        return iter(()) if self._catalog is None else self._catalog.items(self._generation, status)
+
+    def values(self) -> Iterator[VideoEntry]:  # type: ignore[override]
+        return (entry for _, entry in self.items())
+
+    def ids(self, status: str | None = None) -> list[str]:
+        """The video ids in order; ``status``: only those with that status."""
+        if self._legacy is not None:
+            return sorted(vid for vid, e in self._legacy.items() if status is None or e.status == status)
+        return [] if self._catalog is None else self._catalog.ids(self._generation, status)

@@ -55,6 +55,7 @@ from memtools.store.manifest import (
 )
 from memtools.store.outline import Outline
 from memtools.store.vectors import LanceIndex
+from memtools.store.video_catalog import VideoCatalog
 from memtools.store.writes import MemoryWrites
 
 log = logging.getLogger(__name__)
@@ -134,7 +135,8 @@ class Memory(MemoryWrites):
             graph.ensure_schema()
         finally:
             graph.close()
-        write_manifest(folder, manifest)
+        manifest.totals = VideoCatalog.create(folder, {}, manifest.generation).totals()
+        write_manifest(folder, manifest)  # last: the manifest makes the folder a memory
         return cls(folder, manifest, embedder, **options)
 
     @classmethod
@@ -343,7 +345,7 @@ class Memory(MemoryWrites):
 
     def video_ids(self) -> list[str]:
         self.refresh()
-        return sorted(self.manifest.videos)
+        return self.manifest.videos.ids()
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from memtools.embed.images import ImageEmbedder
     from memtools.store.base import GraphStore
     from memtools.store.manifest import Manifest
+    from memtools.store.video_catalog import VideoTotals
 
 
 class MemoryParts(Protocol):
@@ -55,5 +56,6 @@ class MemoryParts(Protocol):
     def frames_dir(self, video_id: str) -> Path:
         """The folder of one video's keyframe files."""
 
-    def _commit_manifest(self, manifest: Manifest) -> None:
-        """Write the manifest of a finished write (with the table versions readers pin)."""
+    def _commit_manifest(self, manifest: Manifest, totals: VideoTotals | None = None) -> None:
+        """Write the manifest of a finished write (with the table versions readers pin and ``totals``,
+        the catalog's sums after it)."""

@@ -6,8 +6,9 @@ token, its videos, the lance table versions before it, the manifest generation i
 and the manifest entries it will record. The graph transaction of the write also stores the
 token in a one-row ``WriteMark`` table, so the graph alone says whether the write committed:
 
-* token in the graph: the write committed; ``recover`` rolls it forward (the manifest gets the
-  journal's entries and the tables' current versions);
+* token in the graph: the write committed; ``recover`` rolls it forward (``videos.sqlite`` gets the
+  journal's entries in one transaction, unless it already holds the write's generation; then the
+  manifest gets that generation, the catalog's totals and the tables' current versions);
 * token not in the graph: the graph never saw it (an uncommitted transaction is dropped when the
   graph is opened again); ``recover`` rolls lance back to the recorded versions.
 
@@ -32,6 +33,7 @@ from memtools.store.problems import Problem
 
 if TYPE_CHECKING:
     from memtools.store.base import GraphStore
+    from memtools.store.manifest import Manifest
     from memtools.store.parts import MemoryParts
 
 JOURNAL = integrity.JOURNAL_FILE
@@ -153,40 +155,34 @@ def _roll_forward(memory: MemoryParts, journal: Journal) -> str:
     manifest = read_manifest(memory.path)
     if manifest.generation > journal.generation:
         return f"finished an interrupted {journal.op} of {_names(journal.videos)}"  # only the journal was left
+    generation = journal.generation + 1
     if journal.op == "delete":
-        for vid in journal.videos:
-            manifest.videos.pop(vid, None)
+        totals = manifest.catalog.apply({}, journal.videos, generation)  # idempotent: once per generation
     else:
-        for vid, entry in journal.entries.items():
-            manifest.videos[vid] = VideoEntry.model_validate(entry)
+        entries = {vid: VideoEntry.model_validate(entry) for vid, entry in journal.entries.items()}
+        totals = manifest.catalog.apply(entries, (), generation)
         if journal.image_embedder is not None and manifest.image_embedder is None:
             manifest.image_embedder = EmbedderInfo.model_validate(journal.image_embedder)
-    manifest.generation += 1
+    fault_point("catalog-recovered")
+    manifest.generation = generation
     memory.manifest = manifest
-    memory._commit_manifest(manifest)
+    memory._commit_manifest(manifest, totals)
     return f"finished an interrupted {journal.op} of {_names(journal.videos)}"
 
 
 def check_before_write(memory: MemoryParts, graph: GraphStore) -> None:
     """Refuse (``MemoryDamaged``, naming the damage and ``memtools repair``) to write on a memory
-    whose parts disagree: the lance rows or the graph's videos differ from the manifest. Cheap
-    (one row count, one graph query), so it runs before every write."""
+    whose parts disagree: the lance rows or the graph's videos differ from the manifest. Cheap (a
+    row count, a count of the graph's videos, the manifest's totals: nothing per video), so it runs
+    before every write; the videos are compared one by one only when the counts disagree."""
     manifest = memory.manifest
+    totals = manifest.video_totals()
     problems: list[Problem] = []
-    ready = {vid for vid, entry in manifest.videos.items() if entry.status == "ready"}
-    in_graph = set(graph.video_ids())
-    if ready - in_graph:
-        lost = sorted(ready - in_graph)
-        problems.append(Problem("graph", f"{len(lost)} video(s) listed as ready are not in the graph, e.g. "
-                                f"{lost[0]!r}", True))
-    if in_graph - set(manifest.videos):
-        extra = sorted(in_graph - set(manifest.videos))
-        problems.append(Problem("manifest", f"the graph holds {len(extra)} video(s) the manifest does not list, "
-                                f"e.g. {extra[0]!r}", True))
+    if _graph_videos(graph) != totals.in_graph:
+        problems += _compare_videos(manifest, graph)
     table = memory.vectors_unchecked.nodes()
     if table is not None:
-        cached = getattr(memory, "_expected_rows", None)  # integrity.guard's sum, when it was for this manifest
-        expected = cached[1] if cached is not None and cached[0] is manifest else integrity.expected_rows(manifest)
+        expected = totals.rows
         try:
             found = table.count_rows()
         except Exception as exc:  # lance raises plain OSError/ValueError on damaged files
@@ -197,6 +193,28 @@ def check_before_write(memory: MemoryParts, graph: GraphStore) -> None:
                                         f"{expected} searchable nodes", True))
     if problems:
         raise MemoryDamaged(integrity.damage_message(memory.path, problems, writing=True))
+
+
+def _graph_videos(graph: GraphStore) -> int:
+    rows = _run(graph, "MATCH (v:Video) RETURN count(v)")
+    return int(rows[0][0]) if rows else 0
+
+
+def _compare_videos(manifest: Manifest, graph: GraphStore) -> list[Problem]:
+    """The videos listed as ready that the graph lacks, and the graph's videos the manifest does not list."""
+    problems = []
+    listed = manifest.videos
+    ready = set(listed.ids("ready"))
+    in_graph = set(graph.video_ids())
+    if ready - in_graph:
+        lost = sorted(ready - in_graph)
+        problems.append(Problem("graph", f"{len(lost)} video(s) listed as ready are not in the graph, e.g. "
+                                f"{lost[0]!r}", True))
+    extra = sorted(vid for vid in in_graph - ready if vid not in listed)
+    if extra:
+        problems.append(Problem("manifest", f"the graph holds {len(extra)} video(s) the manifest does not list, "
+                                f"e.g. {extra[0]!r}", True))
+    return problems
 
 
 def _names(videos: list[str]) -> str:

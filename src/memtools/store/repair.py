@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtools.errors import MemoryBusy, StoreError
 from memtools.store import integrity
+from memtools.store.catalog_check import keyframe_rows, new_catalog
 from memtools.store.frame_files import restore_images
 from memtools.store.keyframe_check import repair_keyframes
 from memtools.store.lance_check import drop_broken_indexes, table_folder, vector_dim
@@ -45,6 +46,7 @@ from memtools.store.manifest import MANIFEST, VideoEntry, now, read_manifest, wr
 from memtools.store.navigation_check import repair_navigation
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.repair_vectors import rebuild_vectors
+from memtools.store.video_catalog import CATALOG
 
 if TYPE_CHECKING:
     from memtools.store.base import GraphStore
@@ -131,7 +133,7 @@ def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Call
     path = memory.path
     manifest = read_manifest(path)
     problems, mend = _settle_dimension(memory, manifest, before)  # may refuse: nothing has changed yet
-    ready = [v for v, e in manifest.videos.items() if e.status == "ready"]
+    ready = manifest.video_totals().ready  # the manifest's sums: readable even when videos.sqlite is not
     graph_file = integrity.graph_file_name(manifest)
     if before.parts.get("graph") == "UNREADABLE":
         if not forget_lost:
@@ -148,7 +150,8 @@ def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Call
             if mend is not None:
                 _mend_dimension(memory, mend, result)
             kuzu.ensure_schema()
-            _repair_graph_and_vectors(memory, kuzu, problems, result, say, forget_lost, snapshot.swaps)
+            rebuilt = new_catalog(memory, before, result.done, snapshot.moved)
+            _repair_graph_and_vectors(memory, kuzu, problems, result, say, forget_lost, snapshot.swaps, rebuilt)
             back = restore_images(path, kuzu, problems, result.done)
             problems += [Problem("keyframes", "images extracted again", True, vid) for vid in back]
             repair_keyframes(memory, kuzu, problems, result.done, say, snapshot.swaps)
@@ -206,20 +209,29 @@ def _mend_dimension(memory: MemoryParts, dim: int, result: RepairResult) -> None
 
 def _repair_graph_and_vectors(memory: MemoryParts, kuzu: GraphStore, problems: list[Problem],
                               result: RepairResult, say: Callable[[str], None], forget_lost: bool,
-                              swaps: list[AsideTable]) -> None:
+                              swaps: list[AsideTable], rebuilt: bool = False) -> None:
     path = memory.path
     manifest = read_manifest(path)
     in_graph = set(kuzu.video_ids())
     counts = kuzu.counts_by_video()
-    for vid in sorted(in_graph - set(manifest.videos)):
+    entries = dict(manifest.videos.items())
+    frames = keyframe_rows(memory) if in_graph - set(entries) else {}
+    changed: dict[str, VideoEntry] = {}
+    dropped: list[str] = []
+    for vid in sorted(in_graph - set(entries)):
         video = kuzu.get(vid)
-        manifest.videos[vid] = VideoEntry(title=getattr(video, "title", ""), duration=getattr(video, "duration", 0.0),
-                                          status="ready", updated_at=now())
-        result.done.append(f"added video {vid!r} (found in the graph) back to the manifest")
+        entries[vid] = changed[vid] = VideoEntry(
+            title=getattr(video, "title", ""), duration=getattr(video, "duration", 0.0), status="ready",
+            updated_at=now(), keyframe_vectors=frames.get(vid, 0))
+        if not rebuilt:
+            result.done.append(f"added video {vid!r} (found in the graph) back to the manifest")
+    if rebuilt:
+        result.done.append(f"listed {len(changed)} video(s) again from the graph in a new {CATALOG}")
     lost = []
-    for vid, entry in list(manifest.videos.items()):
+    for vid, entry in list(entries.items()):
         if entry.status == "failed" and forget_lost:
-            del manifest.videos[vid]
+            del entries[vid]
+            dropped.append(vid)
             result.done.append(f"dropped video {vid!r}, whose build had failed, from the list (build it again "
                                "to add it)")
             continue
@@ -227,6 +239,7 @@ def _repair_graph_and_vectors(memory: MemoryParts, kuzu: GraphStore, problems: l
             continue
         if vid not in in_graph:
             entry.status = LOST
+            changed[vid] = entry
             lost.append(vid)
             result.done.append(f"marked video {vid!r} as lost (the graph does not hold it; import it again)")
             continue
@@ -235,11 +248,13 @@ def _repair_graph_and_vectors(memory: MemoryParts, kuzu: GraphStore, problems: l
             if entry.counts:
                 result.done.append(f"recounted video {vid!r} from the graph")
             entry.counts = have
-    ready = sorted(v for v, e in manifest.videos.items() if e.status == "ready" and v in in_graph)
+            changed[vid] = entry
+    ready = sorted(v for v, e in entries.items() if e.status == "ready" and v in in_graph)
     damage = [p for p in problems if p.part in ("vectors", "entities") and not p.index_only]
     damage += [Problem("vectors", "lost", True, vid) for vid in lost]
     if damage:
         rebuild_vectors(memory, kuzu, ready, damage, result.done, say, swaps)
+    manifest.totals = manifest.catalog.edit(changed, dropped, manifest.generation + 1)
     manifest.generation += 1
     write_manifest(path, manifest)
     memory.manifest = manifest
@@ -286,6 +301,7 @@ class _Snapshot:
     """What repair may change, as it was: the manifest's bytes and each lance table's version."""
 
     manifest: bytes
+    catalog: bytes | None  # videos.sqlite as it was (None: there was none)
     versions: dict[str, tuple[Any, int | None, bool]]  # name -> (handle, version or None, existed)
     swaps: list[AsideTable] = field(default_factory=list)
     moved: list[tuple[Path, Path]] = field(default_factory=list)  # (original, where it went)
@@ -302,7 +318,9 @@ class _Snapshot:
             except Exception:  # noqa: BLE001 - unreadable: only ever replaced by a swap, never edited
                 version = None
             versions[name] = (handle, version, version is not None or _exists(memory, name))
-        return cls((memory.path / MANIFEST).read_bytes(), versions)
+        catalog = memory.path / CATALOG
+        return cls((memory.path / MANIFEST).read_bytes(), catalog.read_bytes() if catalog.is_file() else None,
+                   versions)
 
     def restore(self, memory: MemoryParts) -> None:
         """Put everything back; each step on its own, so one that fails does not stop the others."""
@@ -322,17 +340,29 @@ class _Snapshot:
             with _logged(f"putting {original.name} back"):
                 original.unlink(missing_ok=True)
                 moved.rename(original)
+        with _logged(f"putting {CATALOG} back"):
+            _put_back(memory.path / CATALOG, self.catalog)
         with _logged("putting the manifest back"):
-            if (memory.path / MANIFEST).read_bytes() == self.manifest:
-                return
-            fd, tmp = tempfile.mkstemp(prefix=".memtools-", suffix=".json", dir=memory.path)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(self.manifest)
-            os.replace(tmp, memory.path / MANIFEST)
+            _put_back(memory.path / MANIFEST, self.manifest)
 
     def forget_old(self) -> None:
         for swap in self.swaps:
             swap.forget_old()
+
+
+def _put_back(file: Path, content: bytes | None) -> None:
+    """``file`` with these bytes again, by rename (None: it did not exist)."""
+    if content is None:
+        file.unlink(missing_ok=True)
+        return
+    if file.is_file() and file.read_bytes() == content:
+        return
+    fd, tmp = tempfile.mkstemp(prefix=".memtools-", suffix=".restore", dir=file.parent)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(content)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, file)
 
 
 def _version(handle: Any) -> int | None:

@@ -14,12 +14,15 @@ any point"):
    ``keyframes``).
 4. One graph transaction: the old version deleted, the new one inserted (navigation rows
    included), the token stored in ``WriteMark``; COMMIT is the commit point.
-5. The staged keyframe folders swapped in (``memtools.store.frame_swap``), indexes folded
-   in, the manifest written (by rename), the old keyframe folders removed, the journal removed.
+5. The staged keyframe folders swapped in (``memtools.store.frame_swap``); indexes folded in;
+   the batch's entries upserted into ``videos.sqlite`` in one SQLite transaction, tagged with the
+   next generation (``store.video_catalog``); the manifest written (by rename) with that
+   generation and the catalog's totals; the old keyframe folders removed; the journal removed.
 
 A failure the process survives is undone at once (lance restored, graph rolled back); a kill is
-recovered by the next writer: token in the graph -> roll forward (the manifest gets the journal's
-entries), else roll back (lance restored to the recorded versions).
+recovered by the next writer: token in the graph -> roll forward (the catalog gets the journal's
+entries unless it already has that generation, then the manifest), else roll back (lance restored
+to the recorded versions; the catalog was never touched).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from memtools.store.faults import fault_point
 from memtools.store.file_lock import try_lock, unlock
 from memtools.store.graph import writer_pool_mb
 from memtools.store.integrity import INTENT_FILE, LOCK_FILE
-from memtools.store.manifest import VideoEntry, now, read_manifest, write_manifest
+from memtools.store.manifest import VideoEntry, migrate_legacy, now, read_manifest, write_manifest
 from memtools.store.payload import index_rows
 
 if TYPE_CHECKING:
@@ -53,6 +56,7 @@ if TYPE_CHECKING:
     from memtools.store.outline import Outline
     from memtools.store.parts import MemoryParts
     from memtools.store.vectors import LanceIndex
+    from memtools.store.video_catalog import VideoTotals
 
 EMBED_BATCH = 4096  # texts per embedder call: the embedder sorts a call by length, so fewer pads
 BATCH_NODES = 30_000    # a write batch also ends once it holds this many nodes (keeps a batch within the pool)
@@ -150,8 +154,10 @@ class MemoryWrites(VideoWrites):
                 self.keyframes.finish_write()
             self._commit_manifest(read_manifest(self.path))
 
-    def _commit_manifest(self, manifest) -> None:
-        """Write the manifest of a finished write, with the lance version readers beside a writer read."""
+    def _commit_manifest(self, manifest, totals: VideoTotals | None = None) -> None:
+        """Write the manifest of a finished write (``totals``: the catalog's sums after it, when its entries
+        changed), with the lance version readers beside a writer read."""
+        manifest.totals = totals if totals is not None else manifest.totals
         keyframes = self.keyframes
         versions = {"nodes": self._vectors.version(), "entities": self._entities.version(),
                     "keyframes": keyframes.version() if keyframes is not None else None}
@@ -248,9 +254,10 @@ class MemoryWrites(VideoWrites):
                 fault_point("indexed")
             manifest = read_manifest(self.path)
             frames.record(manifest)
-            manifest.videos.update(entries)
-            manifest.generation += 1
-            self._commit_manifest(manifest)
+            totals = manifest.catalog.apply(entries, (), journal.generation + 1)
+            fault_point("catalog-written")
+            manifest.generation = journal.generation + 1
+            self._commit_manifest(manifest, totals)
             fault_point("manifest-written")
             frame_swap.clean(self.path)
             recovery.end(cast("MemoryParts", self))
@@ -302,9 +309,10 @@ class MemoryWrites(VideoWrites):
             frame_swap.move_aside(self.path, self.frames_dir(video_id), journal.token)
             self._vectors.finish_write()
             self._entities.finish_write()
-            del manifest.videos[video_id]
-            manifest.generation += 1
-            self._commit_manifest(manifest)
+            totals = manifest.catalog.apply({}, [video_id], journal.generation + 1)
+            fault_point("catalog-written")
+            manifest.generation = journal.generation + 1
+            self._commit_manifest(manifest, totals)
             frame_swap.clean(self.path)
             recovery.end(cast("MemoryParts", self))
         return True
@@ -315,8 +323,10 @@ class MemoryWrites(VideoWrites):
             manifest = read_manifest(self.path)
             entry = manifest.videos.get(video_id) or VideoEntry()
             entry.status, entry.updated_at = status, now()
-            manifest.videos[video_id] = entry
-            write_manifest(self.path, manifest)
+            totals = manifest.catalog.put(video_id, entry)  # one row, one transaction: whole or not at all
+            if manifest.catalog.generation() <= manifest.generation:  # else a killed write's roll-forward sets them
+                manifest.totals = totals
+            write_manifest(self.path, manifest)  # a new stamp: readers see the status at once
             self.manifest = manifest
             self._manifest_stamp = self._stamp()
             self._outlines.clear()
@@ -338,6 +348,8 @@ class MemoryWrites(VideoWrites):
                     if time.monotonic() >= deadline:
                         raise MemoryBusy(f"another process is writing to {self.path}; try again later") from None
                     time.sleep(0.1)
+                if (migrated := migrate_legacy(self.path)) is not None:  # made before videos.sqlite: the first
+                    self.manifest, self._manifest_stamp = migrated, self._stamp()  # writer moves the entries
                 yield
             finally:
                 unlock(handle)
@@ -379,7 +391,7 @@ class MemoryWrites(VideoWrites):
                 intent.unlink(missing_ok=True)
 
 
-def _report_lost_edges(kuzu: GraphStore, listed: dict[str, VideoEntry], cause: BaseException) -> None:
+def _report_lost_edges(kuzu: GraphStore, listed: Mapping[str, VideoEntry], cause: BaseException) -> None:
     """After a rolled-back graph write, say so loudly if committed videos lost typed edges.
 
     kuzu 0.11.3 drops existing edges when a transaction that ran ``COPY`` of the edge table is

@@ -125,16 +125,18 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         return _BusyAsToolError(self.memory)
 
     def _video_id(self, video_id: str | None) -> str:
-        ids = self.memory.video_ids()
-        entries = self.memory.manifest.videos
+        self.memory.refresh()
+        entries = self.memory.manifest.videos  # point lookups; every id is read only to name some
         if video_id is None:
+            ids = entries.ids()
             if not ids:
                 raise ToolError(msg.EMPTY_MEMORY)
             if len(ids) > 1:
                 raise ToolError(msg.NEED_VIDEO_ID.format(n=len(ids), some=", ".join(ids[:5])))
             video_id = ids[0]
         if video_id not in entries:
-            raise ToolNotFound(msg.UNKNOWN_VIDEO.format(video_id=video_id, some=", ".join(ids[:5]) or "(none)"))
+            some = ", ".join(entries.ids()[:5])
+            raise ToolNotFound(msg.UNKNOWN_VIDEO.format(video_id=video_id, some=some or "(none)"))
         if entries[video_id].status == "failed":
             advice = build_failure(self.memory.path, video_id).advice(self.memory.path)
             raise ToolError(msg.VIDEO_FAILED.format(video_id=video_id, advice=advice))
@@ -172,7 +174,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         _range("limit", limit, 1, LIST_MAX)
         self.memory.refresh()
         needle = (query or "").strip().lower()
-        entries = [(vid, e) for vid, e in sorted(self.memory.manifest.videos.items())
+        entries = [(vid, e) for vid, e in self.memory.manifest.videos.items()
                    if needle in vid.lower() or needle in e.title.lower()]
         items = [VideoItem(video_id=vid, title=e.title, duration=e.duration, status=e.status, counts=e.counts)
                  for vid, e in entries[offset:offset + limit]]

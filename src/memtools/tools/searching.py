@@ -92,7 +92,9 @@ class SearchTools(ToolsHost):
 
     def _result(self, query: str, config: SearchConfig, moments: Sequence[Moment], top_k: int,
                 filters: Filters, strategy: str) -> SearchResult:
-        titles = {vid: e.title for vid, e in self.memory.manifest.videos.items()}
+        listed = self.memory.manifest.videos  # the found videos' titles: a lookup each, not a read of every video
+        titles = {vid: entry.title for vid in dict.fromkeys(m.video_id for m in moments)
+                  if (entry := listed.get(vid)) is not None}
         reranked_by = warning = ""
         if self.reranker is not None and moments:
             from memtools.retrieval.reranking import rerank_moments
