@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memtools.embed.base import normalize
-from memtools.embed.bert_numpy import NumpyBert, gelu
+from memtools.embed.bert_ops import gelu
+
+if TYPE_CHECKING:
+    from memtools.embed.bert_numpy import NumpyBert
 
 _INT16_MAX = 32767
 
