@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -220,3 +221,27 @@ def _compare_videos(manifest: Manifest, graph: GraphStore) -> list[Problem]:
 def _names(videos: list[str]) -> str:
     shown = ", ".join(videos[:3])
     return f"video(s) {shown}" + (f" and {len(videos) - 3} more" if len(videos) > 3 else "")
+
+
+def report_lost_edges(kuzu: GraphStore, listed: Mapping[str, VideoEntry], cause: BaseException) -> None:
+    """After a rolled-back graph write, say so loudly if committed videos lost typed edges.
+
+    kuzu 0.11.3 drops existing edges when a transaction that ran ``COPY`` of the edge table is
+    rolled back (ladybug keeps them). memtools validates everything before that transaction, so
+    only a failing copy itself gets here; the damage must not pass as an ordinary failed write.
+    """
+    try:
+        have = kuzu.counts_by_video()
+    except StoreError:
+        return  # the graph cannot even be counted; the original error says enough
+    lost = {vid: (entry.counts["edges"], have.get(vid, {}).get("edges", 0)) for vid, entry in listed.items()
+            if entry.status == "ready" and "edges" in entry.counts
+            and have.get(vid, {}).get("edges", 0) < entry.counts["edges"]}
+    if not lost:
+        return
+    n = sum(expected - now for expected, now in lost.values())
+    names = ", ".join(sorted(lost)[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
+    raise StoreError(
+        f"the graph write failed ({cause}) and rolling it back lost {n} typed edge(s) of committed video(s) "
+        f"{names} (a kuzu 0.11.3 bug). The memory is damaged: write those videos again (rebuild or re-import "
+        "them), and consider the ladybug engine, which keeps them: memtools migrate --engine ladybug") from cause
