@@ -17,6 +17,7 @@ query vector already computed (the real MiniLM query embedding adds 10-15 ms on 
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import shutil
@@ -182,3 +183,29 @@ def run(args, dataset: str) -> None:
                           "right video in top 5", "library p50 / p99 ms"], table))
     print(f"\nNode-level ceiling (a single memory caption at IoU >= 0.5): {ceiling(source, sample):.3f}. "
           f"Build {build_s:.0f} s (cached after the first run); evaluation {eval_s:.0f} s.")
+
+
+DEV_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def dev_check_arguments(doc: str | None) -> argparse.Namespace:
+    """The options of a check on ActivityNet dev (a val_1 memory, a fixed sample of val_2 queries)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEV_DATA)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp"))
+    parser.add_argument("--limit", type=int, default=2000, help="queries (a fixed random sample; 0: all)")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args()
+
+
+def dev_memory(args: argparse.Namespace, model_embedder) -> tuple[Path, CachedEmbedder, list[Query], list[Query]]:
+    """The val_1 memory (built once under ``--workdir``), its caching embedder, every val_2 query and
+    the sample the check runs."""
+    source, query_file = files(args.data, "activitynet")
+    embedder = CachedEmbedder(model_embedder, args.workdir / "memtools-activitynet-texts.npz")
+    path = args.workdir / "memtools-activitynet"
+    build(path, source, embedder)
+    queries = read_queries(query_file)
+    sample = queries if args.limit <= 0 or args.limit >= len(queries) else \
+        sorted(random.Random(args.seed).sample(queries, args.limit), key=queries.index)
+    return path, embedder, queries, sample

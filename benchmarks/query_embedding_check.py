@@ -13,8 +13,6 @@ and order are identical, R@1 / R@5 of both, and each path's median CPU time per 
 
 from __future__ import annotations
 
-import argparse
-import random
 import sys
 import time
 from pathlib import Path
@@ -23,33 +21,20 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _annotations import build, files, iou, read_queries  # noqa: E402
-from _common import CachedEmbedder, offline  # noqa: E402
-
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from _annotations import dev_check_arguments, dev_memory, iou  # noqa: E402
+from _common import offline  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp"))
-    parser.add_argument("--limit", type=int, default=2000, help="queries (a fixed random sample; 0: all)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = dev_check_arguments(__doc__)
 
     from memtools.blas import blas_threads
     from memtools.embed import default_embedder
     from memtools.store import Memory
     from memtools.tools import MemoryTools
 
-    source, query_file = files(args.data, "activitynet")
     model_embedder = default_embedder()
-    embedder = CachedEmbedder(model_embedder, args.workdir / "memtools-activitynet-texts.npz")
-    path = args.workdir / "memtools-activitynet"
-    build(path, source, embedder)
-    queries = read_queries(query_file)
-    sample = queries if args.limit <= 0 or args.limit >= len(queries) else \
-        sorted(random.Random(args.seed).sample(queries, args.limit), key=queries.index)
+    path, embedder, queries, sample = dev_memory(args, model_embedder)
 
     model = model_embedder._numpy_model()
     lone = model.query_weights()
