@@ -198,3 +198,16 @@ def test_only_serve_reads_a_published_memory(capsys):
     assert "must name a folder, not a URI (s3://bucket/lib)" in capsys.readouterr().err
     assert main(["--memory", "s3://bucket/lib", "info"]) == 2
     assert "only `memtools serve` reads" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, says", [
+    ("AWS Error NETWORK_CONNECTION during ListObjectsV2 operation: curlCode: 7, Could not connect to server; "
+     "Details: Failed to connect to 127.0.0.1:40371 after 0 ms", "cannot reach the S3 endpoint"),
+    ("AWS Error UNKNOWN (HTTP status 403) during ListObjectsV2 operation", "S3 refused listing"),
+    ("AWS Error ACCESS_DENIED during GetObject operation: Access Denied", "S3 refused listing"),
+])
+def test_store_errors_are_told_apart_by_what_they_say(text, says):
+    from memtools.replica.bucket import Bucket
+
+    bucket = Bucket("s3://bucket/lib", environ={"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y"})
+    assert says in str(bucket._error("listing", OSError(text)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from urllib.parse import urlparse
 from memtools.errors import ConfigError, StoreError
 
 CHUNK = 1 << 20
+_STATUS_403 = re.compile(r"(?<![\d.:])403(?!\d)")  # the HTTP status, not a port or an address
 CREDENTIAL_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE",
                         "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI")
 CREDENTIALS_HINT = ("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or run with a role) and "
@@ -92,14 +94,15 @@ class Bucket:
         if "NO_SUCH_BUCKET" in text or "NoSuchBucket" in text:
             return ConfigError(f"there is no bucket {self.bucket!r} at the S3 endpoint ({doing} {self.uri}); "
                                "check the URI (and AWS_ENDPOINT_URL for a server other than AWS), or create it")
-        if any(word in text for word in ("ACCESS_DENIED", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch",
-                                         "credentials", "Forbidden", "403")):
-            missing = "" if has_credentials(self._environ) else "no AWS credentials were found; "
-            return ConfigError(f"S3 refused {doing} {self.uri}: {missing}{CREDENTIALS_HINT}, with rights to the "
-                               f"bucket {self.bucket!r}")
+        # first: a failed connection's text names the endpoint, whose port may hold "403"
         if any(word in text for word in ("Couldn't connect", "connect to", "NETWORK_CONNECTION", "curlCode")):
             return ConfigError(f"cannot reach the S3 endpoint for {self.uri} ({doing}): check the network and "
                                f"AWS_ENDPOINT_URL ({self._environ.get('AWS_ENDPOINT_URL') or 'AWS'})")
+        if any(word in text for word in ("ACCESS_DENIED", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch",
+                                         "credentials", "Forbidden")) or _STATUS_403.search(text):
+            missing = "" if has_credentials(self._environ) else "no AWS credentials were found; "
+            return ConfigError(f"S3 refused {doing} {self.uri}: {missing}{CREDENTIALS_HINT}, with rights to the "
+                               f"bucket {self.bucket!r}")
         return StoreError(f"{doing} {self.uri} failed: {_first_line(text)}; try again")
 
     # --- reading ------------------------------------------------------------------------
