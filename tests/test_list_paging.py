@@ -95,3 +95,27 @@ def test_summary_and_info_no_longer_claim_list_videos_lists_everything(tools, li
     assert main(more) == 0
     listed = capsys.readouterr().out
     assert listed.startswith("Videos 21-70 of 436:") and "- vid_0020 " in listed
+
+
+def test_a_page_is_read_from_the_catalog_as_a_reader_at_its_generation_sees_it(tmp_path):
+    """The page and the count come from SQL (only the page's rows are read), with the same matching
+    as before: any case, non-ASCII letters folded too, ids or titles."""
+    path = tmp_path / "memory"
+    Memory.create(path, TestEmbedder(8)).close()
+    manifest = read_manifest(path)
+    titles = {"a-ÉTÉ": "Un été à Paris", "b-winter": "WINTER walk", "c-été": "Notes", "d-other": "nothing"}
+    entries = {vid: VideoEntry(title=title, duration=60.0) for vid, title in titles.items()}
+    manifest.totals = manifest.catalog.apply(entries, (), manifest.generation + 1)
+    manifest.generation += 1
+    write_manifest(path, manifest)
+    with Memory.open(path, TestEmbedder(8)) as memory:
+        tools = MemoryTools(memory)
+        found = tools.list_videos(query="été")
+        assert [v.video_id for v in found.videos] == ["a-ÉTÉ", "c-été"] and found.total == 2
+        assert [v.video_id for v in tools.list_videos(query="Winter").videos] == ["b-winter"]
+        second = tools.list_videos(offset=1, limit=2)
+        assert [v.video_id for v in second.videos] == ["b-winter", "c-été"] and second.total == 4
+        later = read_manifest(path)  # a write after the reader's generation: the reader's page stays as it was
+        later.totals = later.catalog.apply({"e-new": VideoEntry(title="été again")}, ["d-other"], later.generation + 1)
+        assert [vid for vid, _ in memory.manifest.videos.page(0, 10, "")[0]] == list(titles)
+        assert memory.manifest.videos.page(0, 10, "été")[1] == 2

@@ -253,6 +253,14 @@ class VideoView(Mapping[str, VideoEntry]):
     def values(self) -> Iterator[VideoEntry]:  # type: ignore[override]
         return (entry for _, entry in self.items())
 
+    def page(self, offset: int, limit: int, needle: str = "") -> tuple[list[tuple[str, VideoEntry]], int]:
+        """One page of (id, entry) in id order whose id or title contains ``needle`` (lower case), and
+        how many match (the catalog reads only the page)."""
+        if self._legacy is not None or self._catalog is None:
+            found = [(vid, e) for vid, e in self.items() if needle in vid.lower() or needle in e.title.lower()]
+            return found[offset:offset + limit], len(found)
+        return self._catalog.page(self._generation, offset, limit, needle)
+
     def ids(self, status: str | None = None) -> list[str]:
         """The video ids in order; ``status``: only those with that status."""
         if self._legacy is not None:

@@ -109,6 +109,10 @@ def _contributions(entry: VideoEntry) -> tuple[int, int, int, int, int]:
             entry.keyframe_vectors if ready else 0)
 
 
+def _lower(text: str | None) -> str | None:
+    return None if text is None else text.lower()
+
+
 def _entry(row: tuple) -> VideoEntry:
     title, duration, status, updated_at, counts, frames = row
     return VideoEntry.model_construct(title=title, duration=duration, status=status, updated_at=updated_at,
@@ -148,6 +152,7 @@ class VideoCatalog:
         mode = "rwc" if create else "rw" if write else "ro"
         conn = sqlite3.connect(f"{self.file.resolve().as_uri()}?mode={mode}", uri=True, check_same_thread=False,
                                timeout=WRITE_TIMEOUT_S if write else READ_TIMEOUT_S, isolation_level=None)
+        conn.create_function("py_lower", 1, _lower, deterministic=True)  # SQLite's lower() folds ASCII only
         if write:
             conn.execute("PRAGMA journal_mode=DELETE")
             conn.execute("PRAGMA synchronous=FULL")
@@ -246,6 +251,17 @@ class VideoCatalog:
             if len(rows) < PAGE:
                 return
             params["after"] = rows[-1][0]
+
+    def page(self, generation: int, offset: int, limit: int,
+             needle: str = "") -> tuple[list[tuple[str, VideoEntry]], int]:
+        """(id, entry) of one page in id order whose id or title contains ``needle`` (lower case), and
+        how many match: only the page's rows are read."""
+        where = "(instr(py_lower(id), :needle) OR instr(py_lower(title), :needle)) AND" if needle else ""
+        params = {"g": generation, "needle": needle, "limit": limit, "offset": offset}
+        view = _VIEW.format(where=where)
+        total = int(self._read(f"SELECT count(*) FROM ({view})", params)[0][0])
+        rows = self._read(f"SELECT * FROM ({view}) ORDER BY id LIMIT :limit OFFSET :offset", params)
+        return [(row[0], _entry(row[1:])) for row in rows], total
 
     def ids(self, generation: int, status: str | None = None) -> list[str]:
         where = "status = :status AND" if status is not None else ""

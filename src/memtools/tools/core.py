@@ -174,14 +174,13 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         _range("limit", limit, 1, LIST_MAX)
         self.memory.refresh()
         needle = (query or "").strip().lower()
-        entries = [(vid, e) for vid, e in self.memory.manifest.videos.items()
-                   if needle in vid.lower() or needle in e.title.lower()]
+        page, total = self.memory.manifest.videos.page(offset, limit, needle)
         items = [VideoItem(video_id=vid, title=e.title, duration=e.duration, status=e.status, counts=e.counts)
-                 for vid, e in entries[offset:offset + limit]]
+                 for vid, e in page]
         from memtools.store.integrity import damage_message, quick_problems
 
         problems = quick_problems(self.memory.path, self.memory.manifest)
-        return VideoList(videos=items, total=len(entries), offset=offset, limit=limit, query=needle,
+        return VideoList(videos=items, total=total, offset=offset, limit=limit, query=needle,
                          warning=damage_message(self.memory.path, problems) if problems else "")
 
     def _outline(self, video_id: str) -> Outline | None:
