@@ -57,6 +57,7 @@ class Manifest(BaseModel):
     totals: VideoTotals | None = None  # the sums over the catalog at this generation (memtools.store.integrity)
     _folder: Path | None = PrivateAttr(default=None)
     _legacy: dict[str, VideoEntry] | None = PrivateAttr(default=None)  # schema 1: the videos memtools.json lists
+    _legacy_totals: VideoTotals | None = PrivateAttr(default=None)  # their sums, counted once (read-only)
 
     @property
     def videos(self) -> VideoView:
@@ -81,7 +82,9 @@ class Manifest(BaseModel):
         if self.totals is not None:
             return self.totals
         if self._legacy is not None:
-            return VideoTotals.of(self._legacy.values())
+            if self._legacy_totals is None:
+                self._legacy_totals = VideoTotals.of(self._legacy.values())
+            return self._legacy_totals
         return self.catalog.recount() if self._folder is not None else VideoTotals()
 
     def check_compatible(self, path: Path, embedder_name: str | None, dim: int | None) -> None:
@@ -256,9 +259,12 @@ class VideoView(Mapping[str, VideoEntry]):
     def page(self, offset: int, limit: int, needle: str = "") -> tuple[list[tuple[str, VideoEntry]], int]:
         """One page of (id, entry) in id order whose id or title contains ``needle`` (lower case), and
         how many match (the catalog reads only the page)."""
-        if self._legacy is not None or self._catalog is None:
-            found = [(vid, e) for vid, e in self.items() if needle in vid.lower() or needle in e.title.lower()]
-            return found[offset:offset + limit], len(found)
+        if self._legacy is not None:  # only the page's entries are copied
+            found = [(vid, e) for vid, e in sorted(self._legacy.items())
+                     if needle in vid.lower() or needle in e.title.lower()]
+            return [(vid, e.model_copy(deep=True)) for vid, e in found[offset:offset + limit]], len(found)
+        if self._catalog is None:
+            return [], 0
         return self._catalog.page(self._generation, offset, limit, needle)
 
     def ids(self, status: str | None = None) -> list[str]:
