@@ -168,21 +168,32 @@ def test_a_write_batch_never_reads_every_video(memory_path, monkeypatch):
 # --- memories made before the catalog ---------------------------------------------------------
 
 
-def test_a_legacy_memory_is_read_as_it_is_and_migrated_by_its_first_writer(memory_path, capsys):
+def test_a_legacy_memory_is_read_as_it_is_while_a_writer_holds_it_and_migrated_on_open(memory_path, capsys):
+    from memtools.store.file_lock import try_lock, unlock
+
     listed = entries(memory_path)
     make_legacy(memory_path)
     raw = (memory_path / "memtools.json").read_bytes()
-    with Memory.open(memory_path, EMBEDDER) as memory:
-        tools = MemoryTools(memory)
-        assert [v.video_id for v in tools.list_videos().videos] == ["k2", "k9", "kitchen"]
-        assert {h.video_id for h in tools.search_nodes("the pan catches fire", top_k=20).hits} == {"kitchen", "k2"}
-    assert cli("check", "--memory", str(memory_path), capsys=capsys)[0] == 0
+    with open(memory_path / "memtools.lock", "a+") as held:  # a writer has it: readers leave the list alone
+        assert try_lock(held)
+        try:
+            with Memory.open(memory_path, EMBEDDER) as memory:
+                tools = MemoryTools(memory)
+                assert [v.video_id for v in tools.list_videos().videos] == ["k2", "k9", "kitchen"]
+                assert {h.video_id for h in tools.search_nodes("the pan catches fire", top_k=20).hits} == \
+                    {"kitchen", "k2"}
+        finally:
+            unlock(held)
     assert (memory_path / "memtools.json").read_bytes() == raw and not (memory_path / CATALOG).exists()
 
-    with Memory.open(memory_path, EMBEDDER) as memory:
-        memory.write_video(kitchen_graph("k3"))
+    with Memory.open(memory_path, EMBEDDER) as memory:  # free: opening it moves the list into the catalog
+        assert not memory.manifest.legacy
+        assert [v.video_id for v in MemoryTools(memory).list_videos().videos] == ["k2", "k9", "kitchen"]
     data = json.loads((memory_path / "memtools.json").read_text())
     assert "videos" not in data and data["schema_version"] == SCHEMA_VERSION
+    assert entries(memory_path) == listed
+    with Memory.open(memory_path, EMBEDDER) as memory:
+        memory.write_video(kitchen_graph("k3"))
     after = entries(memory_path)
     assert {vid: after[vid] for vid in listed} == listed and "k3" in after
     code, out, _ = cli("check", "--memory", str(memory_path), capsys=capsys)

@@ -7,7 +7,8 @@ new data without a restart.
 The manifest keeps the library-level fields only; each video's entry lives in ``videos.sqlite``
 (``memtools.store.video_catalog``), read through ``Manifest.videos``, a read-only mapping at the
 manifest's generation. A manifest of schema version 1 still lists its videos itself ("legacy"):
-readers serve that list, and the first writer moves it into the catalog (``migrate_legacy``).
+it is moved into the catalog when the memory is opened with no writer on it, or by the first writer
+(``migrate_legacy``); until then readers serve that list.
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ class VideoView(Mapping[str, VideoEntry]):
     """``Manifest.videos``: the entries as a read-only mapping, at the manifest's generation: a point
     lookup for ``in`` / ``[]`` / ``.get``, a COUNT for ``len``, rows streamed in id order by iteration.
     Writes go through ``VideoCatalog`` (the write path of ``memtools.store.writes``); a legacy manifest
-    that still lists its videos (read-only, before its first writer migrated it) is served from that list."""
+    that still lists its videos (not yet migrated: see ``migrate_legacy``) is served from that list."""
 
     def __init__(self, catalog: VideoCatalog | None, generation: int,
                  legacy: dict[str, VideoEntry] | None = None) -> None:
