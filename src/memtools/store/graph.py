@@ -39,6 +39,7 @@ from memtools.schema import (
 )
 from memtools.store import graph_rows
 from memtools.store.base import EdgeRow, GraphStore
+from memtools.store.faults import commit_starts
 from memtools.store.graph_audit import WholeVideoReads
 from memtools.store.graph_schema import (
     _BY_NAME,
@@ -177,6 +178,7 @@ class KuzuGraph(WholeVideoReads, GraphStore):
         self._run("BEGIN TRANSACTION")
 
     def commit(self) -> None:
+        commit_starts()
         self._run("COMMIT")
 
     def rollback(self) -> None:
