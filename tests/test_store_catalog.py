@@ -237,7 +237,7 @@ def test_a_reader_beside_a_writer_killed_after_the_catalog_sees_the_batch_before
     manifest = read_manifest(memory_path)
     assert manifest.generation == before.generation and manifest.catalog.generation() == before.generation + 1
     assert {vid: e.model_dump() for vid, e in manifest.videos.items()} == listed  # none of the batch yet
-    with Memory.open(memory_path, EMBEDDER) as memory:  # a reader: no recovery, the last whole generation
+    with Memory.open(memory_path, EMBEDDER, recover=False) as memory:  # a reader that cannot write: the last generation
         assert [v.video_id for v in MemoryTools(memory).list_videos().videos] == sorted(listed)
     assert run(WRITE, str(memory_path), "recover").returncode == 0  # the next writer rolls the write forward
     after = read_manifest(memory_path).videos

@@ -68,6 +68,11 @@ class MemoryBusy(MemoryError_):
     """Another process holds the memory for writing; retrying later will work."""
 
 
+class RecoveryPending(MemoryBusy):
+    """A killed writer left a write half-done (its journal, or the graph engine's shadow pages of a
+    commit cut short) that only a writer can finish: ``memtools recover`` (or any write) does it."""
+
+
 # Where an engine's own text starts in a message (lance wraps Rust errors with source paths).
 _ENGINE_TEXT = ("lance error:", "LanceError(", "/rustc/", ".cargo/registry", "Runtime exception:")
 

@@ -16,9 +16,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "entities and keyframes tables, the embedder's dimension, every index and its files, the "
                     "navigation rows, every keyframe image (decoded), videos whose build failed. Changes nothing. "
                     "Exit status: 0 when the memory is whole, 1 when it is damaged (the report says what "
-                    "`memtools repair` fixes).")
+                    "`memtools repair` fixes), 3 when a killed writer left a write half-done (run `memtools "
+                    "recover`, then check again).")
     add_memory_arg(p)
     p.set_defaults(func=run_check)
+    p = sub.add_parser(
+        "recover", help="finish or undo a write that a killed process left half-done",
+        description="As the next writer would: finish a write whose data the graph holds exactly as its journal "
+                    "records, else undo it in every part (the same command then writes it again), and let the graph "
+                    "engine finish a commit it was killed in. Any write, and any command that opens the memory with "
+                    "write access, does this first; this command does only that. Exit status: 0 when nothing is left "
+                    "half-done afterwards.")
+    add_memory_arg(p)
+    p.set_defaults(func=run_recover)
     p = sub.add_parser(
         "repair", help="rebuild what a damaged memory can derive (vectors, indexes, manifest entries)",
         description="Rebuild the lance rows, vectors, entity profiles and indexes from the graph (whole tables "
@@ -39,10 +49,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_check(args: argparse.Namespace) -> int:
     from memtools.store.integrity import check
 
-    with open_memory(args.memory) as memory:
+    with open_memory(args.memory, recover=False) as memory:
         report = check(memory)
     print(report.render())
-    return 0 if report.ok else 1
+    return 0 if report.ok else 3 if report.pending else 1
+
+
+def run_recover(args: argparse.Namespace) -> int:
+    with open_memory(args.memory, recover=False) as memory:
+        done = memory.finish_recovery()
+    print(f"Recovered {args.memory}: {done}." if done else f"Nothing to recover in {args.memory}: no write was left "
+          "half-done.")
+    print(f"Next: memtools check --memory {args.memory}")
+    return 0
 
 
 def run_repair(args: argparse.Namespace) -> int:

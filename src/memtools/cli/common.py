@@ -49,11 +49,12 @@ def add_embedder_arg(p: argparse.ArgumentParser) -> None:
                    help="OpenAI-compatible server of an openai: image embedder")
 
 
-def open_memory(path: Path) -> Memory:
-    """Open an existing memory read-mostly with the embedder it was built with."""
+def open_memory(path: Path, *, recover: bool = True) -> Memory:
+    """Open an existing memory read-mostly with the embedder it was built with (finishing a write a
+    killed process left, unless ``recover=False``: ``Memory.open``)."""
     if path.is_file():
         raise MemoryNotFound(f"{path} is a file, not a memory folder; pass the folder that holds memtools.json")
-    return Memory.open(path)
+    return Memory.open(path, recover=recover)
 
 
 def add_tables_arg(p: argparse.ArgumentParser) -> None:

@@ -295,6 +295,11 @@ class GraphReads(ABC):
         """Per video, nodes per kind and non-hierarchy edges (the manifest's ``counts``)."""
 
     @abstractmethod
+    def counts_of(self, video_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """What the graph holds of these videos: ``video`` (1 when the video node is there), nodes
+        per kind and non-hierarchy ``edges``, with zeros left out; a video it holds nothing of is absent."""
+
+    @abstractmethod
     def ids_by_video(self, kinds: Iterable[NodeKind]) -> dict[str, set[str]]:
         """Node ids of these kinds, grouped by video."""
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from memtools.errors import MemoryBusy, MemoryDamaged, StoreError
+from memtools.errors import MemoryBusy, MemoryDamaged, RecoveryPending, StoreError
 from memtools.schema import (
     KIND_OF,
     EdgeCategory,
@@ -89,6 +89,8 @@ def translate(exc: Exception, doing: str, memory: Path | None = None) -> Excepti
     if any(marker in text for marker in LOCK_MARKERS):
         return MemoryBusy("memory is being updated by another process, try again in a few seconds")
     where = f" --memory {memory}" if memory is not None else ""
+    if "replay shadow pages" in text or "replay the WAL" in text:  # read-only open after a killed commit
+        return RecoveryPending(recovery_message(memory))
     if "Buffer manager exception" in text or "buffer pool is full" in text:
         return StoreError(f"the graph database ran out of memory while {doing} (one write needed more than "
                           f"its buffer pool): run `memtools check{where}`, then write fewer videos at a "
@@ -101,6 +103,14 @@ def translate(exc: Exception, doing: str, memory: Path | None = None) -> Excepti
                              f"Run `memtools check{where}` to see what is lost and how to get it back")
     return StoreError(f"the graph database failed while {doing}; `memtools check{where}` says whether the "
                       "memory is damaged (the engine's own message goes to the debug log)")
+
+
+def recovery_message(memory: Path | None) -> str:
+    """What a reader says of a memory a killed writer left mid-commit."""
+    where = f" --memory {memory}" if memory is not None else ""
+    return ("a process writing to this memory was killed in the middle of a write, and only a writer can finish or "
+            f"undo it (nothing is lost): run `memtools recover{where}` (it needs write access to the folder; "
+            "any write, such as running the same command again, does it too)")
 
 
 class KuzuGraph(WholeVideoReads, GraphStore):

@@ -5,7 +5,7 @@ node ids and counts per video, keyframe paths, and one video read back as it was
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from memtools.schema import Edge, EdgeCategory, Node, NodeKind, VideoGraph
@@ -49,6 +49,21 @@ class WholeVideoReads:
         for vid, n in self._run("MATCH (a)-[r:Rel]->(b) WHERE r.category <> 'hierarchy' RETURN a.video_id, count(r)"):
             counts[vid]["edges"] = int(n)
         return counts
+
+    def counts_of(self, video_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """``counts_by_video`` of these videos only, with the video node as ``video`` (recovery
+        checks what a killed write left: it looks up nothing beyond the write's videos)."""
+        vids = list(video_ids)
+        counts: dict[str, dict[str, int]] = defaultdict(dict)
+        for table in self._tables():
+            rows = self._run(f"MATCH (n:{table.name}) WHERE n.video_id IN $vids RETURN n.video_id, count(n)",
+                             {"vids": vids})
+            for vid, n in rows:
+                counts[vid][table.kind.value] = int(n)
+        for vid, n in self._run("MATCH (a)-[r:Rel]->(b) WHERE a.video_id IN $vids AND r.category <> 'hierarchy' "
+                                "RETURN a.video_id, count(r)", {"vids": vids}):
+            counts[vid]["edges"] = int(n)
+        return {vid: {k: n for k, n in c.items() if n} for vid, c in counts.items() if any(c.values())}
 
     def keyframe_paths(self) -> list[tuple[str, str]]:
         """(video id, image path) of every stored keyframe."""

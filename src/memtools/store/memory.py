@@ -38,7 +38,7 @@ from pathlib import Path
 from memtools import background
 from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
-from memtools.errors import ConfigError, MemoryBusy, StoreError
+from memtools.errors import ConfigError, MemoryBusy, RecoveryPending, StoreError
 from memtools.schema import MacroEvent, SuperEvent, Video
 from memtools.store import engines, integrity
 from memtools.store.base import GraphEngine, GraphStore, VectorIndex
@@ -99,6 +99,7 @@ class Memory(MemoryWrites):
         self._idle_at = 0.0  # monotonic time after which an unused read-only graph is let go
         self._reaper: threading.Thread | None = None  # lets it go then; one thread per idle spell, not per call
         self._closed = False
+        self._recovered: str | None = None
         self._outlines: dict[str, Outline] = {}
         self._pin_tables()
 
@@ -142,8 +143,12 @@ class Memory(MemoryWrites):
         return cls(folder, manifest, embedder, **options)
 
     @classmethod
-    def open(cls, path: str | os.PathLike, embedder: Embedder | None = None, **options) -> Memory:
-        """Open an existing memory. Without ``embedder``, the one it was built with is loaded lazily."""
+    def open(cls, path: str | os.PathLike, embedder: Embedder | None = None, *, recover: bool = True,
+             **options) -> Memory:
+        """Open an existing memory. Without ``embedder``, the one it was built with is loaded lazily.
+        A write that a killed process left half-done is finished or undone first, as its next writer
+        would (``recover=False``, as ``memtools check`` does: leave it), when the folder can be
+        written and no writer holds it; else the reads that need it say which command does it."""
         folder = Path(path)
         integrity.check_folder(folder, create=False)
         manifest = read_manifest(folder)
@@ -153,7 +158,32 @@ class Memory(MemoryWrites):
         image_embedder = options.get("image_embedder")
         if image_embedder is not None:
             manifest.check_image_embedder(folder, image_embedder.name, image_embedder.dim)
-        return cls(folder, manifest, embedder, **options)
+        memory = cls(folder, manifest, embedder, **options)
+        if recover:
+            memory.recover_if_left()
+        return memory
+
+    def recover_if_left(self) -> str | None:
+        """Finish or undo a write a killed process left here (``memtools.store.recovery``), if any, when
+        this process may write the folder; returns what was done. A failure is logged, not raised: the
+        reads that need the recovery say so, and ``memtools recover`` reports the cause."""
+        left = integrity.pending_recovery(self.path, self.graph_file.name) if os.access(self.path, os.W_OK) else []
+        if not left:
+            return None
+        try:
+            return self.finish_recovery() or f"the graph engine finished its last commit ({', '.join(left)})"
+        except (MemoryBusy, StoreError) as exc:
+            log.warning("could not finish the write a killed process left in %s: %s", self.path, exc)
+            return None
+
+    def finish_recovery(self) -> str | None:
+        """As a writer: finish or undo a write a killed process left (``memtools recover``); returns what
+        was done, None when nothing was left."""
+        with self._writing(guard=False):
+            done = self._recovered
+        if done:
+            log.info("%s: %s", self.path, done)
+        return done
 
     @property
     def graph_file(self) -> Path:
@@ -286,6 +316,7 @@ class Memory(MemoryWrites):
                 raise StoreError("this memory has been closed")
             deadline = time.monotonic() + self.busy_timeout
             refused: MemoryBusy | None = None  # the engine's last refusal, chained for whoever debugs it
+            recovered = False  # a killed writer's commit was finished here (once per read)
             while True:
                 if (not self.readers_beside_writer and (self.path / INTENT_FILE).exists()
                         and not integrity.clear_stale_intent(self.path)):
@@ -297,6 +328,11 @@ class Memory(MemoryWrites):
                     if self._graph is None:
                         try:
                             self._graph = self.graph_engine.open(self.graph_file, read_only=True, buffer_pool_mb=64)
+                        except RecoveryPending:
+                            if recovered or self.recover_if_left() is None:  # this process cannot write here
+                                raise
+                            recovered = True
+                            continue
                         except MemoryBusy as exc:
                             refused = exc
                     if self._graph is not None:

@@ -30,13 +30,20 @@ class Report:
     path: Path
     problems: list[Problem] = field(default_factory=list)
     parts: dict[str, str] = field(default_factory=dict)
+    pending: str = ""  # what a killed writer left for the next writer to finish (nothing was compared)
 
     @property
     def ok(self) -> bool:
-        return not self.problems
+        return not self.problems and not self.pending
 
     def render(self) -> str:
         lines = [f"Memory {self.path}"]
+        if self.pending:
+            lines.append(f"  left by a killed write: {self.pending}")
+            lines.append(f"RECOVERY PENDING: a process writing here was killed mid-write; a writer must finish or undo "
+                         f"that write before the parts can be compared (nothing is lost): run `memtools recover "
+                         f"--memory {self.path}`, then check again.")
+            return "\n".join(lines)
         lines += [f"  {name:<14}{state}" for name, state in self.parts.items()]
         if self.ok:
             lines.append("OK: the manifest, the graph and the vectors agree.")

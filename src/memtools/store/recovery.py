@@ -2,24 +2,37 @@
 or undone by the next one (the protocol is described in ``memtools.store.writes``).
 
 ``.write-journal`` (JSON, written whole by rename before anything changes) names the write's
-token, its videos, the lance table versions before it, the manifest generation it started from
-and the manifest entries it will record. The graph transaction of the write also stores the
-token in a one-row ``WriteMark`` table, so the graph alone says whether the write committed:
+token, its videos (and which of them it replaces), the lance table versions before it, the
+manifest generation it started from and the manifest entries it will record, with each video's
+node and edge counts. After the graph transaction that holds the write's data has committed, a
+second, small transaction stores the token in a one-row ``WriteMark`` table: the mark is written
+only once the data's COMMIT (and the checkpoint inside it) has returned. kuzu 0.11.3 and ladybug
+both lose the rows of a ``COPY`` when a kill lands in the checkpoint of its COMMIT while keeping
+the transaction's other, WAL-logged statements (docs/storage.md, "What the engines guarantee"),
+so a mark in the data's own transaction could outlive the data.
 
-* token in the graph: the write committed; ``recover`` rolls it forward (``videos.sqlite`` gets the
-  journal's entries in one transaction, unless it already holds the write's generation; then the
-  manifest gets that generation, the catalog's totals and the tables' current versions);
-* token not in the graph: the graph never saw it (an uncommitted transaction is dropped when the
-  graph is opened again); ``recover`` rolls lance back to the recorded versions.
+Recovery verifies, never trusts, the mark:
+
+* the token is in the graph **and** the graph holds every video of the write with exactly the
+  journal's counts (a delete: none of them): the write committed; ``recover`` rolls it forward
+  (``videos.sqlite`` gets the journal's entries in one transaction, unless it already holds the
+  write's generation; then the manifest gets that generation, the catalog's totals and the
+  tables' current versions);
+* otherwise the write is rolled back everywhere: lance goes back to the recorded versions, the
+  graph loses whatever it holds of the write's new videos, and a replaced video whose old version
+  the graph no longer holds whole is removed from every part (lance rows, keyframe folder,
+  catalog), so the resumed command writes it again instead of finding a memory that disagrees.
 
 Keyframe folders a write swaps (``journal.frames``, ``memtools.store.frame_swap``) are finished
 or put back the same way. Either way the journal goes last, so a kill inside ``recover`` is
-recovered the same way again.
+recovered the same way again (every step is idempotent).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import uuid
 from collections.abc import Mapping
@@ -36,6 +49,8 @@ if TYPE_CHECKING:
     from memtools.store.base import GraphStore
     from memtools.store.manifest import Manifest
     from memtools.store.parts import MemoryParts
+
+log = logging.getLogger(__name__)
 
 JOURNAL = integrity.JOURNAL_FILE
 MARK_TABLE = "WriteMark"
@@ -54,6 +69,7 @@ class Journal:
     image_embedder: dict[str, Any] | None = None
     frames: dict[str, str] = field(default_factory=dict)  # video id -> staged keyframe folder (frame_swap)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
+    replaced: list[str] | None = None  # the videos listed as ready before the write (None: a journal of 0.1)
 
 
 def versions(memory: MemoryParts) -> dict[str, int | None]:
@@ -90,6 +106,25 @@ def mark(graph: GraphStore, token: str) -> None:
     _run(graph, f"MERGE (m:{MARK_TABLE} {{id: 'last'}}) SET m.token = $token", {"token": token})
 
 
+def commit_mark(memory: MemoryParts, graph: GraphStore, journal: Journal) -> None:
+    """Store the write's token in the graph in a transaction of its own, once the data's COMMIT has
+    returned (the module docstring says why). If it cannot be stored, the write is undone at once,
+    as the next writer's recovery would undo it."""
+    fault_point("graph-data-committed")
+    try:
+        graph.begin()
+        try:
+            mark(graph, journal.token)
+        except BaseException:
+            with contextlib.suppress(StoreError):
+                graph.rollback()
+            raise
+        graph.commit()
+    except Exception:
+        recover(memory, graph)
+        raise
+
+
 def _marked(graph: GraphStore) -> str | None:
     rows = _run(graph, f"MATCH (m:{MARK_TABLE}) RETURN m.token")
     return rows[0][0] if rows else None
@@ -122,21 +157,86 @@ def recover(memory: MemoryParts, graph: GraphStore) -> str | None:
         raise MemoryDamaged(integrity.damage_message(path, [Problem(
             "files", f"{JOURNAL} cannot be read ({exc}), so an interrupted write cannot be finished", True)],
             writing=True)) from exc
-    committed = _marked(graph) == journal.token
+    marked = _marked(graph) == journal.token
+    torn = _not_as_journaled(graph, journal) if marked else []
+    committed = marked and not torn
     frame_swap.recover(path, memory.frames_dir, journal.op, journal.videos, journal.frames, journal.token, committed)
     if committed:
         done = _roll_forward(memory, journal)
     else:
-        _roll_back(memory, journal)
+        lost = _roll_back(memory, journal, graph)
         done = f"rolled back an interrupted {journal.op} of {_names(journal.videos)}"
+        if torn:
+            done += (f" (its mark was in the graph but {_names(torn)} were not as the journal records: "
+                     "the engine lost part of the commit)")
+            log.warning("recovery of %s: %s", path, done)
+        if lost:
+            done += (f"; {_names(lost)} lost their previous version in the graph and were removed: "
+                     "run the same command again to write them")
     fault_point("recovered")
     end(memory)
     return done
 
 
-def _roll_back(memory: MemoryParts, journal: Journal) -> None:
-    """Put every lance table back at the version recorded before the write (the graph and the
-    manifest never saw it)."""
+def _expected(journal: Journal, video_id: str) -> dict[str, int]:
+    """What the graph holds of a video the write committed: its node counts per kind and its
+    non-hierarchy edges (the manifest entry's ``counts``), and the video node."""
+    counts = journal.entries.get(video_id, {}).get("counts", {})
+    return {"video": 1, **{k: int(v) for k, v in counts.items() if v}}
+
+
+def _not_as_journaled(graph: GraphStore, journal: Journal) -> list[str]:
+    """The write's videos the graph does not hold as the committed write left them."""
+    have = graph.counts_of(journal.videos)
+    if journal.op == "delete":
+        return [vid for vid in journal.videos if have.get(vid)]
+    return [vid for vid in journal.videos if have.get(vid, {}) != _expected(journal, vid)]
+
+
+def _roll_back(memory: MemoryParts, journal: Journal, graph: GraphStore) -> list[str]:
+    """Undo the write in every part: lance back at the versions recorded before it, the graph
+    without the write's new data, the catalog as it was. A replaced video whose old version the
+    graph no longer holds whole (a kill inside the engine's commit can take the delete without the
+    insert) is removed everywhere; returns those videos."""
+    _restore_tables(memory, journal)
+    manifest = read_manifest(memory.path)
+    listed = manifest.videos
+    before = journal.replaced if journal.replaced is not None else [v for v in journal.videos
+                                                                    if (e := listed.get(v)) and e.status == "ready"]
+    have = graph.counts_of(journal.videos)
+    kept = [vid for vid in before if (entry := listed.get(vid)) is not None and entry.status == "ready"
+            and have.get(vid, {}) == {"video": 1, **{k: int(v) for k, v in entry.counts.items() if v}}]
+    strip = [vid for vid in journal.videos if vid not in kept and have.get(vid)]
+    if strip:  # what the graph holds of the write's videos beyond their old versions
+        graph.begin()
+        try:
+            graph.delete_videos(strip)
+            graph.commit()
+        except BaseException:
+            with contextlib.suppress(StoreError):
+                graph.rollback()
+            raise
+        fault_point("graph-stripped")
+    lost = [vid for vid in before if vid not in kept]
+    if not lost:
+        return []
+    memory.vectors_unchecked.delete_videos(lost)
+    memory.entities.replace_videos(lost, [])
+    if memory.keyframes is not None:
+        memory.keyframes.replace_videos(lost, [])
+    for vid in lost:
+        frame_swap.move_aside(memory.path, memory.frames_dir(vid), journal.token)
+    generation = journal.generation + 1  # the write's own generation: it never reached the catalog
+    totals = manifest.catalog.apply({}, lost, generation)  # applied once, like a roll-forward
+    manifest.generation = max(manifest.generation, generation)
+    memory.manifest = manifest
+    memory._commit_manifest(manifest, totals)
+    frame_swap.clean(memory.path)
+    return lost
+
+
+def _restore_tables(memory: MemoryParts, journal: Journal) -> None:
+    """Put every lance table back at the version recorded before the write."""
     from memtools.store.keyframe_index import KeyframeIndex
 
     keyframes = memory.keyframes

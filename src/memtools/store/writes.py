@@ -13,16 +13,19 @@ any point"):
 3. Lance: old rows of replaced videos deleted, new rows added (``nodes``, ``entities``,
    ``keyframes``).
 4. One graph transaction: the old version deleted, the new one inserted (navigation rows
-   included), the token stored in ``WriteMark``; COMMIT is the commit point.
+   included); then, once its COMMIT has returned, a second small transaction stores the token in
+   ``WriteMark``: that COMMIT is the commit point (the engines can drop a COPY's rows when a kill
+   lands in the checkpoint of the COMMIT that holds them, while keeping a mark written beside
+   them; docs/storage.md).
 5. The staged keyframe folders swapped in (``memtools.store.frame_swap``); indexes folded in;
    the batch's entries upserted into ``videos.sqlite`` in one SQLite transaction, tagged with the
    next generation (``store.video_catalog``); the manifest written (by rename) with that
    generation and the catalog's totals; the old keyframe folders removed; the journal removed.
 
 A failure the process survives is undone at once (lance restored, graph rolled back); a kill is
-recovered by the next writer: token in the graph -> roll forward (the catalog gets the journal's
-entries unless it already has that generation, then the manifest), else roll back (lance restored
-to the recorded versions; the catalog was never touched).
+recovered by the next writer: token in the graph and the graph holding the journal's counts ->
+roll forward (the catalog gets the journal's entries unless it already has that generation, then
+the manifest), else roll back everywhere (``memtools.store.recovery``).
 """
 
 from __future__ import annotations
@@ -93,6 +96,7 @@ class MemoryWrites(VideoWrites):
 
         _lock: threading.RLock
         write_timeout: float
+        _recovered: str | None  # what the last ``_writing()`` recovered (``recovery.recover``)
 
         @property
         def graph_engine(self) -> GraphEngine: ...
@@ -199,7 +203,8 @@ class MemoryWrites(VideoWrites):
                 keyframe_vectors=frames.per_video.get(g.video_id, 0)) for g in graphs}
             journal = recovery.Journal(
                 "write", ids, tables, manifest.generation, {vid: e.model_dump() for vid, e in entries.items()},
-                frames.info.model_dump() if frames.info is not None else None, frames=swap)
+                frames.info.model_dump() if frames.info is not None else None, frames=swap,
+                replaced=[vid for vid in existing if manifest.videos[vid].status == "ready"])
             fault_point("write-start")
             recovery.begin(cast("MemoryParts", self), journal)
             # Lance first: kuzu 0.11.3 loses existing edges when a transaction that ran
@@ -232,7 +237,6 @@ class MemoryWrites(VideoWrites):
                     kuzu.delete_videos(existing)
                     fault_point("graph-deleted")
                     kuzu.insert(graphs)
-                    recovery.mark(kuzu, journal.token)
                     fault_point("graph-inserted")
                 except BaseException as exc:
                     with contextlib.suppress(StoreError):
@@ -243,6 +247,7 @@ class MemoryWrites(VideoWrites):
             except BaseException:
                 undo()
                 raise
+            recovery.commit_mark(cast("MemoryParts", self), kuzu, journal)
             # committed: from here on a failure is finished by the next writer (recovery.recover)
             fault_point("graph-committed")
             frame_swap.swap_in(self.path, self.frames_dir, swap, journal.token)
@@ -292,7 +297,6 @@ class MemoryWrites(VideoWrites):
                 kuzu.begin()
                 try:
                     kuzu.delete_videos([video_id])
-                    recovery.mark(kuzu, journal.token)
                 except BaseException:
                     with contextlib.suppress(StoreError):
                         kuzu.rollback()
@@ -305,6 +309,7 @@ class MemoryWrites(VideoWrites):
                     keyframes.restore(tables["keyframes"])
                 recovery.end(cast("MemoryParts", self))
                 raise
+            recovery.commit_mark(cast("MemoryParts", self), kuzu, journal)
             fault_point("graph-committed")
             frame_swap.move_aside(self.path, self.frames_dir(video_id), journal.token)
             self._vectors.finish_write()
@@ -380,7 +385,8 @@ class MemoryWrites(VideoWrites):
                             ) from None
                         time.sleep(0.05)
                 try:
-                    if recovery.recover(cast("MemoryParts", self), graph) is not None:
+                    self._recovered = recovery.recover(cast("MemoryParts", self), graph)
+                    if self._recovered is not None:
                         self.manifest = read_manifest(self.path)
                     if guard:
                         recovery.check_before_write(cast("MemoryParts", self), graph)
