@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(sys.platform != "linux", reas
 
 TOKEN = "idle-sockets-test-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-HALF_REQUEST = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"  # never finished
+HALF_REQUEST = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json"  # never finished
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "idle-test", "version": "0"}}}
 
@@ -87,6 +87,16 @@ def test_idle_half_open_sockets_do_not_starve_an_authenticated_client(memory_pat
             # 300 more from 30 addresses (10 each, under the per-client cap): the ones waiting longest make room
             many_clients = [Idle(port, f"127.0.0.{10 + n % 30}") for n in range(300)]
             assert answered(url) == [200, 200, 200, 200]
+            # after a response on a kept-alive connection, the next request's headers have the same deadline
+            kept = Idle(port, "127.0.0.4")
+            kept.sock.setblocking(True)
+            kept.sock.sendall(b"\r\n".join([b"", b"Authorization: " + AUTH["Authorization"].encode(), b"", b""]))
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += kept.sock.recv(65536)
+            assert head.startswith(b"HTTP/1.1 200")
+            kept.sock.sendall(HALF_REQUEST)
+            kept.sock.setblocking(False)
             # a client that trickles its headers a byte at a time is closed at the deadline all the same
             trickle = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=("127.0.0.3", 0))
             deadline, hung_up = time.monotonic() + HEADER_TIMEOUT + 10, False
@@ -102,7 +112,7 @@ def test_idle_half_open_sockets_do_not_starve_an_authenticated_client(memory_pat
             trickle.close()
             assert hung_up
             # and every idle socket is gone once its headers are late
-            everyone = one_client + many_clients
+            everyone = [*one_client, *many_clients, kept]
             assert wait_until(lambda: all(s.closed() for s in everyone), HEADER_TIMEOUT + 10)
             assert answered(url) == [200, 200, 200, 200]
         finally:
