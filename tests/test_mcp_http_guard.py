@@ -71,7 +71,7 @@ def test_only_the_servers_own_origin_passes_on_loopback(memory_path):
         for origin in ("http://127.0.0.1:8765", "http://localhost:8765", "http://[::1]:8765"):  # this server
             assert request(client, "/mcp", {"Origin": origin}).status_code == 200, origin
         for origin in ("http://localhost:3000", "http://127.0.0.1:8766", "http://127.0.0.1", "https://127.0.0.1:8765",
-                       "http://127.0.0.2:3000"):
+                       "http://127.0.0.2:8765"):
             refused = request(client, "/mcp", {"Origin": origin})
             assert refused.status_code == 403 and "--allowed-origin" in refused.json()["error"], origin
     with served(memory_path, HttpOptions(allowed_origins=("http://localhost:3000",))) as client:

@@ -102,7 +102,7 @@ class Gate:
 
     def origin_allowed(self, origin: str, host: str, scheme: str = "http") -> bool:
         """``origin`` is an allowed origin or the server's own: the request's ``scheme`` and ``host`` (with
-        its port); another loopback name on the same scheme and port is the same server."""
+        its port); another of ``LOOPBACK_NAMES`` on the same scheme and port is the same server."""
         origin = origin.strip().rstrip("/").lower()
         if "*" in self.allowed_origins or origin in self.allowed_origins:
             return True
@@ -111,7 +111,7 @@ class Gate:
             return False
         if theirs == ours or theirs in {origin_parts(o) for o in self.allowed_origins}:
             return True
-        return (theirs[0], theirs[2]) == (ours[0], ours[2]) and is_loopback(theirs[1]) and is_loopback(ours[1])
+        return (theirs[0], theirs[2]) == (ours[0], ours[2]) and {theirs[1], ours[1]} <= set(LOOPBACK_NAMES)
 
 
 def _headers(scope: Scope) -> dict[str, str]:
