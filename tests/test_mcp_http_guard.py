@@ -8,6 +8,7 @@ The whole app (``/mcp``, the pages, frames, ``/health``) runs in-process under S
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
@@ -18,6 +19,7 @@ from starlette.testclient import TestClient
 
 from mcp_support import shared_memory
 from memtools.errors import ConfigError
+from memtools.mcp import auth
 from memtools.mcp.guard import Gate, Guard
 from memtools.mcp.http import HttpOptions, authenticator, check_exposure, http_app
 from memtools.mcp.server import build_server
@@ -25,6 +27,7 @@ from memtools.mcp.server import build_server
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "guard-test", "version": "0"}}}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
+TOKEN = "guard-test-token-0123456789abcdefghij"
 
 
 @pytest.fixture(scope="module")
@@ -53,13 +56,27 @@ def test_every_route_refuses_a_foreign_host_or_origin(memory_path):
     with served(memory_path) as client:
         for path in routes(memory_path):
             assert request(client, path).status_code == 200, path
-            assert request(client, path, {"Host": "localhost:8765", "Origin": "http://localhost:3000"}).status_code \
+            assert request(client, path, {"Host": "localhost:8765", "Origin": "http://localhost:8765"}).status_code \
                 == 200, path
             assert request(client, path, {"Host": "attacker.test"}).status_code == 421, path
             assert request(client, path, {"Host": "attacker.test:8765"}).status_code == 421, path
             refused = request(client, path, {"Origin": "http://attacker.test"})
             assert refused.status_code == 403 and "--allowed-origin" in refused.json()["error"], path
             assert request(client, path, {"Origin": "null"}).status_code == 403, path
+
+
+def test_only_the_servers_own_origin_passes_on_loopback(memory_path):
+    """A page on another local port (a dev server, another app) is another origin: it may not call /mcp."""
+    with served(memory_path) as client:
+        for origin in ("http://127.0.0.1:8765", "http://localhost:8765", "http://[::1]:8765"):  # this server
+            assert request(client, "/mcp", {"Origin": origin}).status_code == 200, origin
+        for origin in ("http://localhost:3000", "http://127.0.0.1:8766", "http://127.0.0.1", "https://127.0.0.1:8765",
+                       "http://127.0.0.2:8765"):
+            refused = request(client, "/mcp", {"Origin": origin})
+            assert refused.status_code == 403 and "--allowed-origin" in refused.json()["error"], origin
+    with served(memory_path, HttpOptions(allowed_origins=("http://localhost:3000",))) as client:
+        assert request(client, "/mcp", {"Origin": "http://localhost:3000"}).status_code == 200
+        assert request(client, "/mcp", {"Origin": "http://localhost:3001"}).status_code == 403
 
 
 def test_allowed_hosts_and_origins_widen_the_guard(memory_path):
@@ -75,17 +92,17 @@ def test_allowed_hosts_and_origins_widen_the_guard(memory_path):
 
 
 def test_a_static_token_guards_every_route(memory_path, monkeypatch):
-    monkeypatch.setenv("MEMTOOLS_TEST_TOKEN", "s3cret-token")
+    monkeypatch.setenv("MEMTOOLS_TEST_TOKEN", TOKEN)
     options = HttpOptions(auth_token_env="MEMTOOLS_TEST_TOKEN")
     with served(memory_path, options, authenticator(options)) as client:
         for path in routes(memory_path):
             missing = request(client, path)
             assert missing.status_code == 401 and missing.headers["www-authenticate"] == 'Bearer realm="memtools"'
-            wrong = request(client, path, {"Authorization": "Bearer s3cret-tokem"})
+            wrong = request(client, path, {"Authorization": f"Bearer {TOKEN[:-1]}x"})
             assert wrong.status_code == 401 and 'error="invalid_token"' in wrong.headers["www-authenticate"]
-            assert request(client, path, {"Authorization": "Basic s3cret-token"}).status_code == 401
-            assert request(client, path, {"Authorization": "Bearer s3cret-token"}).status_code == 200, path
-            assert request(client, path, {"Authorization": "Bearer s3cret-token", "Host": "attacker.test"}) \
+            assert request(client, path, {"Authorization": f"Basic {TOKEN}"}).status_code == 401
+            assert request(client, path, {"Authorization": f"Bearer {TOKEN}"}).status_code == 200, path
+            assert request(client, path, {"Authorization": f"Bearer {TOKEN}", "Host": "attacker.test"}) \
                 .status_code == 421  # a token does not lift the host guard
 
 
@@ -93,6 +110,25 @@ def test_a_token_variable_that_is_not_set_is_a_clear_error(monkeypatch):
     monkeypatch.delenv("MEMTOOLS_NO_SUCH_TOKEN", raising=False)
     with pytest.raises(ConfigError, match="MEMTOOLS_NO_SUCH_TOKEN is not set"):
         authenticator(HttpOptions(auth_token_env="MEMTOOLS_NO_SUCH_TOKEN"))
+
+
+@pytest.mark.parametrize("token", ["x", "s3cret-token", "y" * 31])
+def test_a_short_token_is_refused_at_start(monkeypatch, token):
+    monkeypatch.setenv("MEMTOOLS_TEST_TOKEN", token)
+    with pytest.raises(ConfigError) as refused:
+        authenticator(HttpOptions(auth_token_env="MEMTOOLS_TEST_TOKEN"))
+    assert f"the token in MEMTOOLS_TEST_TOKEN has {len(token)} characters" in str(refused.value)
+    assert "at least 32" in str(refused.value) and "secrets.token_urlsafe(32)" in str(refused.value)
+    monkeypatch.setenv("MEMTOOLS_TEST_TOKEN", "z" * 32)
+    authenticator(HttpOptions(auth_token_env="MEMTOOLS_TEST_TOKEN"))
+
+
+def test_a_plain_http_issuer_must_be_on_this_machine():
+    for issuer in ("http://auth.example.com", "http://10.0.0.5:9000", "http://localhost.attacker.test"):
+        with pytest.raises(ConfigError, match="plain http would let anyone on the network read the tokens.*https://"):
+            authenticator(HttpOptions(auth_issuer=issuer))
+    for issuer in ("https://auth.example.com", "http://127.0.0.1:9000", "http://localhost:9000", "http://[::1]:9000"):
+        assert authenticator(HttpOptions(auth_issuer=issuer)).issuer == issuer
 
 
 def test_listening_beyond_loopback_needs_authentication_or_an_explicit_opt_out(monkeypatch):
@@ -183,10 +219,23 @@ def test_mcp_authorization_with_a_local_issuer(memory_path):
         issuer.close()
 
 
-def test_an_unreachable_issuer_refuses_rather_than_lets_in(memory_path):
-    options = HttpOptions(auth_issuer="http://127.0.0.1:9", auth_audience="memtools-test")
-    with served(memory_path, options, authenticator(options)) as client:
-        assert request(client, "/health", {"Authorization": "Bearer good"}).status_code == 401
+def test_an_unreachable_issuer_is_a_503_not_a_bad_token(memory_path, monkeypatch):
+    """Connection refused, or no answer in time: the client is told to come back, not that its token is bad."""
+    monkeypatch.setattr(auth, "TIMEOUT", 0.5)
+    with socket.socket() as silent:  # listens (the kernel accepts connections) but never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        for issuer, why in (("http://127.0.0.1:9", "cannot be reached"),
+                            (f"http://127.0.0.1:{silent.getsockname()[1]}", "did not answer within 0.5 s")):
+            options = HttpOptions(auth_issuer=issuer, auth_audience="memtools-test")
+            with served(memory_path, options, authenticator(options)) as client:
+                for path in ("/health", "/mcp"):
+                    answer = request(client, path, {"Authorization": "Bearer good"})
+                    assert answer.status_code == 503 and answer.headers["retry-after"] == "5", (issuer, path)
+                    error = answer.json()["error"]
+                    assert error.startswith(f"cannot check the bearer token now: the token issuer {issuer} {why}")
+                    assert error.endswith("; try again in a few seconds")
+                assert request(client, "/health").status_code == 401  # no token: nothing to ask the issuer
 
 
 def test_get_on_the_stateless_endpoint_ends_at_once(memory_path):

@@ -191,10 +191,10 @@ def test_http_with_a_token_on_every_address(memory_path):
     """The real server (uvicorn) on 0.0.0.0 with --auth-token-env: every route wants the token, GET /mcp ends."""
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "http-test", "version": "0"}}}
-    token = {"Authorization": "Bearer 0123456789abcdef"}
+    token = {"Authorization": "Bearer 0123456789abcdef0123456789abcdef"}
     accept = {"Accept": "application/json, text/event-stream"}
     with http_server(memory_path, host="0.0.0.0", extra=("--auth-token-env", "MEMTOOLS_E2E_TOKEN"),
-                     env={"MEMTOOLS_E2E_TOKEN": "0123456789abcdef"}, headers=token) as url:
+                     env={"MEMTOOLS_E2E_TOKEN": "0123456789abcdef0123456789abcdef"}, headers=token) as url:
         base = url.removesuffix("/mcp")
         refused = httpx.post(url, json=initialize, headers=accept, timeout=30)
         assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Bearer")

@@ -108,5 +108,9 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
                    help="allow listening beyond loopback without authentication (trusted networks only)")
     g.add_argument("--max-connections", type=_count, default=64, metavar="N",
                    help="requests served at once; more are answered 503 (default 64)")
+    g.add_argument("--max-client-connections", type=_count, default=16, metavar="N",
+                   help="connections one client address may hold open; more are answered 503 (default 16; raise "
+                        "it behind a reverse proxy, where every client has the proxy's address). Every connection "
+                        "must send its request headers within 5 s")
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "MEMORY_ENV", "add_memory_arg", "add_serve_arguments", "resolve_memory"]

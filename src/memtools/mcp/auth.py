@@ -3,9 +3,11 @@
 Both are checked by ``memtools.mcp.guard.Guard`` on every route.
 
 - ``StaticToken``: ``--auth-token-env VAR`` names an environment variable holding one secret
-  token; a request must carry ``Authorization: Bearer <it>`` (compared with
-  ``hmac.compare_digest``). A refusal says ``WWW-Authenticate: Bearer realm="memtools"``.
-- ``IntrospectionVerifier``: ``--auth-issuer URL [--auth-audience AUD]``. The server is an
+  token (at least ``MIN_TOKEN_CHARS`` characters, or the server refuses to start); a request
+  must carry ``Authorization: Bearer <it>`` (compared with ``hmac.compare_digest``). A refusal
+  says ``WWW-Authenticate: Bearer realm="memtools"``.
+- ``IntrospectionVerifier``: ``--auth-issuer URL [--auth-audience AUD]`` (``https://``, or plain
+  ``http://`` for an issuer on a loopback address only). The server is an
   OAuth 2.1 protected resource (RFC 9728): it serves its metadata at
   ``/.well-known/oauth-protected-resource`` (naming the issuer as its authorization server)
   and checks each token at the issuer's token introspection endpoint (RFC 7662), found in the
@@ -13,7 +15,9 @@ Both are checked by ``memtools.mcp.guard.Guard`` on every route.
   ``/.well-known/openid-configuration``). A token must be ``active``, unexpired, from that
   issuer (when the answer names one) and, with ``--auth-audience``, for that audience. If the
   issuer wants this server to authenticate itself, set ``MEMTOOLS_AUTH_CLIENT_ID`` and
-  ``MEMTOOLS_AUTH_CLIENT_SECRET``. Answers are cached for at most a minute. A refusal says
+  ``MEMTOOLS_AUTH_CLIENT_SECRET``. Answers are cached for at most a minute. When the issuer
+  cannot be reached (refused, timed out, or answering 5xx) the request gets 503 with
+  ``Retry-After``, not a refusal of its token (``AuthUnavailable``). A refusal says
   ``WWW-Authenticate: Bearer resource_metadata="<url>/.well-known/oauth-protected-resource"``.
   It implements the SDK's ``TokenVerifier`` protocol (``verify_token -> AccessToken | None``).
 """
@@ -26,12 +30,13 @@ import os
 import threading
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from mcp.server.auth.provider import AccessToken
 
 from memtools.errors import ConfigError
-from memtools.mcp.guard import MCP_PATH, METADATA_PATH
+from memtools.mcp.guard import MCP_PATH, METADATA_PATH, AuthUnavailable, is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +44,8 @@ CLIENT_ID_ENV = "MEMTOOLS_AUTH_CLIENT_ID"
 CLIENT_SECRET_ENV = "MEMTOOLS_AUTH_CLIENT_SECRET"
 CACHE_SECONDS = 60.0
 TIMEOUT = 10.0
+MIN_TOKEN_CHARS = 32
+"""The shortest static bearer token accepted (``secrets.token_urlsafe(32)`` gives 43 characters)."""
 
 
 class StaticToken:
@@ -46,9 +53,13 @@ class StaticToken:
 
     def __init__(self, env: str) -> None:
         token = os.environ.get(env, "").strip()
+        make = f"`export {env}=$(python -c \"import secrets; print(secrets.token_urlsafe(32))\")`"
         if not token:
             raise ConfigError(f"--auth-token-env {env}: the environment variable {env} is not set or empty; "
-                              f"set it to a long random secret (e.g. `export {env}=$(openssl rand -hex 32)`)")
+                              f"set it to a long random secret, e.g. {make}")
+        if len(token) < MIN_TOKEN_CHARS:
+            raise ConfigError(f"--auth-token-env {env}: the token in {env} has {len(token)} characters, too few to "
+                              f"resist guessing; use a random one of at least {MIN_TOKEN_CHARS}, e.g. {make}")
         self._token = token.encode()
 
     async def check(self, token: str) -> bool:
@@ -63,8 +74,13 @@ class IntrospectionVerifier:
 
     def __init__(self, issuer: str, audience: str | None = None, *,
                  transport: httpx.BaseTransport | None = None) -> None:
-        if not issuer.startswith(("http://", "https://")):
+        parts = urlsplit(issuer)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigError(f"--auth-issuer {issuer!r}: give the issuer's URL, e.g. https://auth.example.com")
+        if parts.scheme == "http" and not is_loopback(parts.hostname):
+            raise ConfigError(f"--auth-issuer {issuer}: plain http would let anyone on the network read the tokens "
+                              "and forge the issuer's answers; give its https:// URL (plain http is accepted only "
+                              "for an issuer on this machine, e.g. http://127.0.0.1:9000)")
         self.issuer = issuer.rstrip("/")
         self.audience = audience
         self._client = httpx.Client(timeout=TIMEOUT, transport=transport)
@@ -82,20 +98,43 @@ class IntrospectionVerifier:
                 + (f', error="{error}"' if error else ""))
 
     async def check(self, token: str) -> bool:
-        return await self.verify_token(token) is not None
+        """Whether ``token`` is valid; raises ``AuthUnavailable`` when the issuer cannot be asked."""
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(self._verify, token) is not None
 
     async def verify_token(self, token: str) -> AccessToken | None:
         import anyio.to_thread
 
-        return await anyio.to_thread.run_sync(self._verify, token)
+        try:
+            return await anyio.to_thread.run_sync(self._verify, token)
+        except AuthUnavailable:
+            return None  # the SDK's protocol has no third answer
+
+    def _unreachable(self, what: str) -> AuthUnavailable:
+        log.warning("cannot check tokens: the issuer %s %s", self.issuer, what)
+        return AuthUnavailable(f"cannot check the bearer token now: the token issuer {self.issuer} {what}; "
+                               "try again in a few seconds")
+
+    def _ask(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """The issuer's answer; ``AuthUnavailable`` when it cannot give one."""
+        try:
+            answer = self._client.request(method, url, **kwargs)
+        except httpx.TimeoutException as exc:
+            raise self._unreachable(f"did not answer within {TIMEOUT:g} s") from exc
+        except httpx.TransportError as exc:
+            raise self._unreachable(f"cannot be reached ({exc or type(exc).__name__})") from exc
+        if answer.status_code >= 500:
+            raise self._unreachable(f"answered {answer.status_code}")
+        return answer
 
     def _introspection_endpoint(self) -> str:
         if self._endpoint is None:
             for well_known in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+                answer = self._ask("GET", self.issuer + well_known)
                 try:
-                    answer = self._client.get(self.issuer + well_known)
                     endpoint = answer.json().get("introspection_endpoint") if answer.status_code == 200 else None
-                except (httpx.HTTPError, ValueError):
+                except (AttributeError, ValueError):
                     endpoint = None
                 if endpoint:
                     self._endpoint = str(endpoint)
@@ -113,7 +152,7 @@ class IntrospectionVerifier:
         client_id, secret = os.environ.get(CLIENT_ID_ENV), os.environ.get(CLIENT_SECRET_ENV)
         credentials: Any = httpx.BasicAuth(client_id, secret) if client_id and secret else None
         try:
-            answer = self._client.post(self._introspection_endpoint(), data={"token": token}, auth=credentials)
+            answer = self._ask("POST", self._introspection_endpoint(), data={"token": token}, auth=credentials)
             claims = answer.json() if answer.status_code == 200 else {}
         except (httpx.HTTPError, ValueError, ConfigError) as exc:
             log.warning("token introspection at %s failed: %s", self.issuer, exc)

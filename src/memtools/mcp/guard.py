@@ -5,17 +5,24 @@ routes alike), so no route can bypass it. In order, a request is:
 
 1. refused with 421 when its ``Host`` is not one of the allowed names (loopback names by
    default, ``--allowed-host`` to widen), and with 403 when it carries an ``Origin`` that is
-   neither the request's own host nor an allowed origin: DNS rebinding cannot read anything;
+   neither the server's own origin (the request's scheme, host and port; a loopback name on the
+   same port counts as the same) nor an allowed origin: DNS rebinding cannot read anything, nor
+   can a page served on another local port;
 2. refused with 401 and a ``WWW-Authenticate: Bearer ...`` header when authentication is on
-   and its bearer token is missing or not valid (``memtools.mcp.auth``); the protected-resource
-   metadata at ``/.well-known/oauth-protected-resource`` is the only public route then;
+   and its bearer token is missing or not valid (``memtools.mcp.auth``), and answered 503
+   (``Retry-After: 5``) when the token cannot be checked now (``AuthUnavailable``: the issuer
+   cannot be reached); the protected-resource metadata at
+   ``/.well-known/oauth-protected-resource`` is the only public route then;
 3. answered 405 when it is a ``GET`` on the stateless MCP endpoint (which has no event stream to
    offer, so no stream stays open);
 4. answered 503 (``Retry-After: 1``) when ``max_connections`` requests are already in flight.
+
+Connections are limited before any of this, below the app (``memtools.mcp.connections``).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -32,6 +39,32 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 MCP_PATH = "/mcp"
 METADATA_PATH = "/.well-known/oauth-protected-resource"
 DEFAULT_MAX_CONNECTIONS = 64
+
+
+class AuthUnavailable(Exception):
+    """Raised by an authenticator that cannot tell now whether a token is valid; its text is the 503's message."""
+
+
+def is_loopback(name: str) -> bool:
+    """``localhost`` or a loopback address (``127.0.0.0/8``, ``::1``)."""
+    if name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def origin_parts(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host name, port) of an http(s) origin or URL, the port filled in; ``None`` if it is not one."""
+    parts = urlsplit(url.strip().lower())
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80)
 
 
 def host_name(value: str) -> str:
@@ -67,14 +100,18 @@ class Gate:
     def host_allowed(self, host: str) -> bool:
         return "*" in self.allowed_hosts or host_name(host) in self.allowed_hosts
 
-    def origin_allowed(self, origin: str, host: str) -> bool:
+    def origin_allowed(self, origin: str, host: str, scheme: str = "http") -> bool:
+        """``origin`` is an allowed origin or the server's own: the request's ``scheme`` and ``host`` (with
+        its port); another of ``LOOPBACK_NAMES`` on the same scheme and port is the same server."""
         origin = origin.strip().rstrip("/").lower()
         if "*" in self.allowed_origins or origin in self.allowed_origins:
             return True
-        parts = urlsplit(origin)
-        if parts.scheme not in ("http", "https"):
+        theirs, ours = origin_parts(origin), origin_parts(f"{scheme}://{host.strip()}")
+        if theirs is None or ours is None:
             return False
-        return parts.netloc == host.strip().lower() or (parts.hostname or "") in LOOPBACK_NAMES
+        if theirs == ours or theirs in {origin_parts(o) for o in self.allowed_origins}:
+            return True
+        return (theirs[0], theirs[2]) == (ours[0], ours[2]) and {theirs[1], ours[1]} <= set(LOOPBACK_NAMES)
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -115,7 +152,7 @@ class Guard:
             await _answer(send, 421, f"host {host!r} is not served here (see --allowed-host)")
             return
         origin = headers.get("origin")
-        if origin is not None and not self.gate.origin_allowed(origin, host):
+        if origin is not None and not self.gate.origin_allowed(origin, host, scope.get("scheme", "http")):
             log.warning("refused a request from origin %r (allow it with --allowed-origin)", origin)
             await _answer(send, 403, f"origin {origin!r} is not allowed (see --allowed-origin)")
             return
@@ -123,7 +160,12 @@ class Guard:
         auth = self.gate.authenticator
         if auth is not None and path not in self.gate.public_paths:
             token = bearer_token(headers)
-            if token is None or not await auth.check(token):
+            try:
+                valid = token is not None and await auth.check(token)
+            except AuthUnavailable as exc:
+                await _answer(send, 503, str(exc), {"Retry-After": "5"})
+                return
+            if not valid:
                 base = f"{scope.get('scheme', 'http')}://{host}"
                 error = "invalid_token" if token is not None else None
                 await _answer(send, 401, "a valid bearer token is required" if token is None

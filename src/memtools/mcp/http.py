@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memtools.errors import ConfigError
+from memtools.mcp.connections import DEFAULT_PER_CLIENT, ConnectionLimits, limited_protocol
 from memtools.mcp.guard import DEFAULT_MAX_CONNECTIONS, LOOPBACK_NAMES, METADATA_PATH, Gate, Guard
 
 log = logging.getLogger(__name__)
@@ -23,6 +24,7 @@ class HttpOptions:
     auth_audience: str | None = None
     insecure_no_auth: bool = False
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_client_connections: int = DEFAULT_PER_CLIENT
 
 
 def authenticator(options: HttpOptions) -> Any:
@@ -79,6 +81,7 @@ def run_http(server: Any, host: str, port: int, options: HttpOptions | None = No
     auth = authenticator(options)
     check_exposure(host, auth, options)
     app = http_app(server, host, options, auth)
-    # uvicorn's own cap (a little above the guard's) also bounds idle keep-alive connections
-    uvicorn.run(app, host=host, port=port, log_level="warning", limit_concurrency=options.max_connections + 8,
-                timeout_keep_alive=5)
+    # no limit_concurrency: uvicorn's counts idle connections, so idle sockets would starve everyone; the
+    # connection limits (memtools.mcp.connections) bound the sockets, the guard the requests in flight
+    protocol = limited_protocol(ConnectionLimits(per_client=options.max_client_connections))
+    uvicorn.run(app, host=host, port=port, log_level="warning", http=protocol, timeout_keep_alive=5)

@@ -80,7 +80,8 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
     return HttpOptions(allowed_hosts=tuple(args.allowed_host), allowed_origins=tuple(args.allowed_origin),
                        auth_token_env=args.auth_token_env, auth_issuer=args.auth_issuer,
                        auth_audience=args.auth_audience, insecure_no_auth=args.insecure_no_auth,
-                       max_connections=args.max_connections)
+                       max_connections=args.max_connections,
+                       max_client_connections=args.max_client_connections)
 
 
 def main(argv: list[str] | None = None) -> int:
