@@ -138,22 +138,22 @@ def check_staged(staging: Path, folder: Path, previous: Latest | None) -> None:
     from memtools.store import Memory
     from memtools.store.integrity import check
 
-    kept = (f"LATEST.json still names version {previous.version}" if previous is not None
-            else "nothing was uploaded")
+    kept = f"LATEST.json still names version {previous.version}" if previous is not None else "nothing was uploaded"
     try:
         with Memory.open(staging) as copy:
             report = check(copy)
     except MemtoolsError as exc:
-        raise MemoryDamaged(f"refusing to publish the memory at {folder}: its copy cannot be opened "
-                            f"({str(exc).replace(str(staging), str(folder))}); {kept}. Run `memtools check --memory {folder}`, then publish again") from exc
+        text = str(exc).replace(str(staging), str(folder))
+        raise MemoryDamaged(f"refusing to publish the memory at {folder}: its copy cannot be opened ({text}); "
+                            f"{kept}. Run `memtools check --memory {folder}`, then publish again") from exc
     if report.ok:
         return
     first, more = report.problems[0], len(report.problems) - 1
     also = f" (and {more} more problem(s))" if more else ""
-    fix = (f"run `memtools repair --memory {folder}`" if any(p.repairable for p in report.problems)
-           else f"`memtools check --memory {folder}` says how to restore it")
-    raise MemoryDamaged(f"refusing to publish the memory at {folder}: it is damaged: [{first.part}] {first.text}{also}; "
-                        f"{kept}. {fix[0].upper()}{fix[1:]}, then publish again")
+    fix = (f"Run `memtools repair --memory {folder}`" if any(p.repairable for p in report.problems)
+           else f"See `memtools check --memory {folder}` for how to restore it")
+    raise MemoryDamaged(f"refusing to publish the memory at {folder}: it is damaged: [{first.part}] "
+                        f"{first.text}{also}; {kept}. {fix}, then publish again")
 
 
 def read_latest(bucket: Bucket) -> Latest | None:
