@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +35,9 @@ def bucket_fixture(s3_endpoint, monkeypatch, request):
     """A fresh bucket named after the test; the AWS_* variables point this process at the local server."""
     for name, value in aws_env(s3_endpoint).items():
         monkeypatch.setenv(name, value)
-    name = request.node.name.replace("_", "-")[:50].strip("-").lower()
+    name = re.sub(r"[^a-z0-9]+", "-", request.node.name.lower()).strip("-")  # parameters too: one bucket each
+    if len(name) > 50:
+        name = f"{name[:41].strip('-')}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
     client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1")
     client.create_bucket(Bucket=name)
     return name, client

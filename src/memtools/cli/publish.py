@@ -13,10 +13,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "publish", help="publish a snapshot of the memory to S3 for read replicas (memtools serve --memory s3://...)",
         description="Write the memory's next version to s3://BUCKET/PREFIX: its files are copied while writes are "
-                    "held off (only for the copy), uploaded to versions/NNNNNN/, listed with sizes and sha256 in "
-                    "SNAPSHOT.json, and only then LATEST.json points at it, so servers never see a half-written "
-                    "version. Older versions beyond --keep are deleted. Credentials and endpoint come from the "
-                    "AWS_* environment variables (AWS_ENDPOINT_URL for MinIO and other S3-compatible servers).")
+                    "held off (only for the copy), checked as `memtools check` does (a damaged memory is "
+                    "refused: nothing is uploaded, exit status 1), uploaded to versions/NNNNNN/, listed with "
+                    "sizes and sha256 in SNAPSHOT.json, and only then LATEST.json points at it, so servers never "
+                    "see a half-written version. Older versions beyond --keep are deleted. Credentials and "
+                    "endpoint come from the AWS_* environment variables (AWS_ENDPOINT_URL for MinIO and other "
+                    "S3-compatible servers).")
     add_memory_arg(p)
     p.add_argument("uri", metavar="s3://BUCKET/PREFIX", help="where the versions go (the same URI for every publish)")
     p.add_argument("--keep", type=positive_int, default=3, metavar="K",

@@ -17,7 +17,11 @@ import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
 
+from memtools.errors import ImportFormatError
 from memtools.schema import EntityType
 
 EXAMPLES = 3
@@ -40,6 +44,7 @@ NO_CAPTIONS = "video(s) had no usable caption left: not imported"
 RENAMED = "subtitle file name(s) are not valid video ids: the id was made from the name (or pass --video-id)"
 DECODED = "subtitle file(s) were not UTF-8: decoded as"
 
+LAYOUT_HELP = "each entry needs duration, timestamps [[start, end], ...] and sentences [...]"
 MAX_SECONDS = 1e7
 """No caption time may pass this (about 115 days): larger numbers are typing or unit errors."""
 PAST_END_SLACK = (30.0, 0.1)
@@ -142,3 +147,64 @@ def clean_captions(video: CaptionedVideo, source: str, notes: ImportNotes) -> Ca
         notes.add(PAST_DURATION, f"{source}, video {video.video_id}: {duration:g} s -> {last:g} s")
         duration = last
     return replace(video, captions=kept, duration=duration)
+
+
+# --- one video of a dense-caption file -----------------------------------------------------
+
+
+def dense_video(path: Path, key: str, entry: Any, notes: ImportNotes) -> CaptionedVideo:
+    """One video of a dense-caption file as parsed, its values type-checked: a sentence that is not
+    text or a timestamp that is not two numbers is left out (noted with its index), never converted."""
+    def malformed(why: str) -> ImportFormatError:
+        return ImportFormatError(f"{path}: video {key!r} is malformed ({why}); {LAYOUT_HELP}")
+
+    if not isinstance(entry, dict):
+        raise malformed(f"it is {_kind(entry)}, not an object")
+    missing = [k for k in ("timestamps", "sentences") if k not in entry]
+    if missing:
+        raise malformed(f"no {' or '.join(missing)}")
+    stamps, sentences = entry["timestamps"], entry["sentences"]
+    for name, value in (("timestamps", stamps), ("sentences", sentences)):
+        if not isinstance(value, list):
+            raise malformed(f"{name} is {_kind(value)}, not a list")
+    if len(stamps) != len(sentences):
+        raise malformed(f"{len(stamps)} timestamps but {len(sentences)} sentences")
+    captions = []
+    for n, (stamp, sentence) in enumerate(zip(stamps, sentences, strict=True), 1):
+        where = f"{path}, video {key}, caption {n}"
+        if not isinstance(sentence, str):
+            notes.add(NOT_TEXT, f"{where}: {_kind(sentence)}")
+        elif not (isinstance(stamp, list) and len(stamp) == 2 and all(_is_number(t) for t in stamp)):
+            notes.add(BAD_TIMES, f"{where}: {_short(stamp)}")
+        else:
+            captions.append(Caption(float(stamp[0]), float(stamp[1]), sentence, n))
+    duration = entry.get("duration")
+    if duration is None:
+        duration = 0.0
+    elif not _is_number(duration):
+        notes.add(BAD_DURATION, f"{path}, video {key}: {_short(duration)}")
+        duration = 0.0
+    title = entry.get("title")
+    if title is not None and not isinstance(title, str):
+        notes.add(TITLE_NOT_TEXT, f"{path}, video {key}: {_kind(title)}")
+        title = None
+    return CaptionedVideo(video_id=key, captions=captions, duration=float(duration), title=(title or "").strip() or key)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return f"a list {_short(value)}"
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return f"text {_short(value)}" if isinstance(value, str) else f"the number {value:g}"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -23,22 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import IO, Any
 
 from memtools.errors import ImportFormatError
-from memtools.importers.caption_checks import (
-    BAD_DURATION,
-    BAD_TIMES,
-    NOT_TEXT,
-    TITLE_NOT_TEXT,
-    Caption,
-    CaptionedVideo,
-    ImportNotes,
-)
+from memtools.importers.caption_checks import CaptionedVideo, ImportNotes, dense_video
+from memtools.importers.lone_surrogates import checkable, first_lone
 
-LAYOUT_HELP = "each entry needs duration, timestamps [[start, end], ...] and sentences [...]"
 MAX_DEPTH = 32
 """JSON nesting allowed (the layout needs 5: {"database": {video: {"timestamps": [[s, e]]}}})."""
 MAX_STRING_CHARS = 1_000_000
@@ -65,21 +56,46 @@ class _TooBig(Exception):
 
 class _Source:
     """The file as ijson reads it: a UTF-8 BOM skipped, UTF-16/32 refused, and the bytes read since
-    the last value counted, so one endless token stops the read instead of filling memory."""
+    the last value counted, so one endless token stops the read instead of filling memory. A lone
+    UTF-16 surrogate escape (``lone_surrogates``) ends what the parser is given, just before it."""
 
     def __init__(self, handle: IO[bytes], path: Path) -> None:
         self.handle, self.path = handle, path
         self.offset = 0  # bytes handed to the parser
         self.since_value = 0
         self.first = True
+        self.lines = 0  # line ends handed to the parser
+        self.line_start = 0  # where the last line handed to the parser starts
+        self.pending = b""  # read, not yet checked for surrogates
+        self.lone: tuple[bytes, int, int, int] | None = None  # the escape, its byte, line and column
 
     def read(self, size: int = -1) -> bytes:
-        if size == 0:  # ijson's probe for bytes or text
+        if size == 0 or self.lone is not None:  # ijson's probe for bytes or text; or the parser stops here
             return b""
-        data = self.handle.read(size if size > 0 else BUF_SIZE)
-        if self.first:
-            self.first = False
-            data = self._skip_bom(data)
+        buffer = self.pending
+        while True:
+            data = self.handle.read(size if size > 0 else BUF_SIZE)
+            if self.first:
+                self.first = False
+                data = self._skip_bom(data)
+            buffer += data
+            end = checkable(buffer, final=not data)
+            if end or not data:
+                break
+            if len(buffer) > MAX_TOKEN_BYTES:  # only backslashes, on and on
+                raise _TooBig(f"one value runs over {MAX_TOKEN_BYTES >> 20} MB")
+        lone = first_lone(buffer, end)
+        if lone is not None:
+            end, escape = lone
+            newline = buffer.rfind(b"\n", 0, end)
+            line_start = self.offset + newline + 1 if newline >= 0 else self.line_start
+            self.lone = (escape, self.offset + end, self.lines + buffer.count(b"\n", 0, end) + 1,
+                         self.offset + end - line_start + 1)
+        data, self.pending = buffer[:end], buffer[end:]
+        newline = data.rfind(b"\n")
+        if newline >= 0:
+            self.lines += data.count(b"\n")
+            self.line_start = self.offset + newline + 1
         self.offset += len(data)
         self.since_value += len(data)
         if self.since_value > MAX_TOKEN_BYTES + 2 * BUF_SIZE:
@@ -92,7 +108,7 @@ class _Source:
                 if encoding:
                     raise ImportFormatError(f"{self.path} is {encoding} text (it starts with a {encoding} byte-order "
                                             "mark); JSON is UTF-8: save it as UTF-8 and import again")
-                self.offset += len(bom)
+                self.offset = self.line_start = len(bom)
                 return data[len(bom):]
         return data
 
@@ -119,11 +135,15 @@ class _Events:
         try:
             event, value = next(self.events)
         except StopIteration:
+            if self.source.lone is not None:
+                raise self.lone_surrogate("") from None
             return None
         except _TooBig as exc:
             raise self.error(str(exc)) from None
         except ijson.JSONError as exc:
             raise self.broken(exc) from None
+        except UnicodeDecodeError as exc:
+            raise self.not_utf8(exc) from None
         except (ValueError, OverflowError) as exc:  # a number Python cannot hold
             raise self.error(f"a number cannot be read ({exc})") from None
         self.source.since_value = 0
@@ -145,7 +165,25 @@ class _Events:
     def error(self, what: str) -> ImportFormatError:
         return ImportFormatError(f"{self.source.path} is refused {self.where()}: {what}")
 
+    def lone_surrogate(self, field: str) -> ImportFormatError:
+        """The parser was given the bytes before a lone surrogate half (``_Source.lone``): say where it is."""
+        assert self.source.lone is not None
+        escape, at, line, column = self.source.lone
+        inside = (f"in video {self.video!r}" if self.video is not None
+                  else f"after video {self.last!r}" if self.last is not None else "in or before its first video")
+        return ImportFormatError(
+            f"{self.source.path} is refused {inside}{f', {field}' if field else ''} (line {line:,}, column "
+            f"{column:,}; byte {at:,}): {escape.decode()} is half of a UTF-16 surrogate pair, alone, so it is no "
+            "character (a character beyond U+FFFF is written as two escapes, e.g. \\ud83d\\ude00): fix or remove "
+            "that text and import again")
+
+    def not_utf8(self, exc: UnicodeDecodeError) -> ImportFormatError:
+        return self.error(f"a string holds bytes that are not UTF-8 ({exc.reason}; an encoded surrogate such as "
+                          "ED A0 80 is not UTF-8 either); JSON is UTF-8: save the file as UTF-8 and import again")
+
     def broken(self, exc: Exception) -> ImportFormatError:
+        if self.source.lone is not None:  # the parser stopped where the bytes it was given ended
+            return self.lone_surrogate("")
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         hint = ""
         if any(word in str(exc) for word in ("NaN", "Infinity", "invalid char")):
@@ -164,13 +202,15 @@ class _Events:
 
     def value(self, event: str, value: Any) -> Any:
         """The whole value that starts with this event (the checks of ``next``, inlined: this loop
-        builds every video, so it holds the per-event work to a few comparisons)."""
+        builds every video, so it holds the per-event work to a few comparisons). A key that appears
+        twice in one object is refused: JSON readers keep one of the two without a word."""
         if event != "start_map" and event != "start_array":
             return value
         ijson = _ijson()
         top: Any = {} if event == "start_map" else []
         stack = [top]
-        key = ""
+        labels: list[str | int] = []  # where each container below ``top`` sits in its parent
+        key: str | None = None  # the key whose value comes next (None: a key comes next)
         source, depth = self.source, self.depth
         try:
             for event, value in self.events:
@@ -180,19 +220,26 @@ class _Events:
                     if len(key) > MAX_STRING_CHARS:
                         raise self.error(f"a key of {len(key):,} characters (at most {MAX_STRING_CHARS:,})")
                     continue
-                container = stack[-1]
                 if event == "end_map" or event == "end_array":
                     depth -= 1
                     stack.pop()
                     if not stack:
                         self.depth = depth
                         return top
+                    labels.pop()
+                    key = None
                     continue
+                container = stack[-1]
+                if type(container) is dict and key in container:
+                    raise self.error(f"the key {key!r}{_inside(labels)} appears twice; JSON readers keep one of "
+                                     "the two without a word, so memtools takes neither: keep the right one and "
+                                     "import again")
                 if event == "start_map" or event == "start_array":
                     depth += 1
                     if depth > MAX_DEPTH:
                         raise self.error(f"it nests deeper than {MAX_DEPTH} levels (the layout needs 5)")
                     value = {} if event == "start_map" else []
+                    labels.append(len(container) if type(container) is list else key or "")
                     stack.append(value)
                 elif type(value) is str and len(value) > MAX_STRING_CHARS:
                     raise self.error(f"a string of {len(value):,} characters (at most {MAX_STRING_CHARS:,})")
@@ -200,13 +247,37 @@ class _Events:
                     container[key] = value
                 else:
                     container.append(value)
+                if event == "start_map":
+                    key = None
         except _TooBig as exc:
             raise self.error(str(exc)) from None
         except ijson.JSONError as exc:
+            if source.lone is not None:
+                raise self.lone_surrogate(_field(stack[-1], labels, key)) from None
             raise self.broken(exc) from None
+        except UnicodeDecodeError as exc:
+            raise self.not_utf8(exc) from None
         except (ValueError, OverflowError) as exc:
             raise self.error(f"a number cannot be read ({exc})") from None
         raise self.error("it ends too early")
+
+
+def _path(labels: list[str | int]) -> str:
+    """``sentences[3]``: where a value sits inside a video's object."""
+    return "".join(f"[{label}]" if isinstance(label, int) else f".{label}" for label in labels).lstrip(".")
+
+
+def _inside(labels: list[str | int]) -> str:
+    return f" (inside {_path(labels)})" if labels else ""
+
+
+def _field(container: Any, labels: list[str | int], key: str | None) -> str:
+    """Which string a parse cut short in ``container`` was: an item of a list, the value of ``key``, or a key."""
+    if isinstance(container, list):
+        return f"the field {_path([*labels, len(container)])}"
+    if key is None or key in container:
+        return f"a key{_inside(labels)}"
+    return f"the field {_path([*labels, key])}"
 
 
 def _entries(path: Path) -> Iterator[tuple[str, Any]]:
@@ -221,9 +292,11 @@ def _entries(path: Path) -> Iterator[tuple[str, Any]]:
             raise ImportFormatError(f"{path}: expected a JSON object {{video_id: {{duration, timestamps, "
                                     "sentences}}}}")
         event, key = events.next()
+        wrapped = False
         if event == "map_key" and key == "database":
             inner = events.next()
-            if inner[0] == "start_map":  # {"database": {video: ...}}
+            wrapped = inner[0] == "start_map"
+            if wrapped:  # {"database": {video: ...}}
                 event, key = events.next()
             else:  # a video called "database"
                 yield key, _whole(events, key, inner)
@@ -231,6 +304,9 @@ def _entries(path: Path) -> Iterator[tuple[str, Any]]:
         while event != "end_map":
             yield key, _whole(events, key, events.next())
             event, key = events.next()
+        if wrapped and (after := events.next())[0] != "end_map":
+            raise events.error(f"the key {after[1]!r} sits beside \"database\", whose videos were read: put every "
+                               "video under \"database\", or none")
         events.drain()
     finally:
         handle.close()
@@ -243,70 +319,12 @@ def _whole(events: _Events, key: str, first: tuple[str, Any]) -> Any:
     return entry
 
 
-def _video(path: Path, key: str, entry: Any, notes: ImportNotes) -> CaptionedVideo:
-    """One video, its values type-checked: a sentence that is not text or a timestamp that is not two
-    numbers is left out (noted with its index), never converted."""
-    def malformed(why: str) -> ImportFormatError:
-        return ImportFormatError(f"{path}: video {key!r} is malformed ({why}); {LAYOUT_HELP}")
-
-    if not isinstance(entry, dict):
-        raise malformed(f"it is {_kind(entry)}, not an object")
-    missing = [k for k in ("timestamps", "sentences") if k not in entry]
-    if missing:
-        raise malformed(f"no {' or '.join(missing)}")
-    stamps, sentences = entry["timestamps"], entry["sentences"]
-    for name, value in (("timestamps", stamps), ("sentences", sentences)):
-        if not isinstance(value, list):
-            raise malformed(f"{name} is {_kind(value)}, not a list")
-    if len(stamps) != len(sentences):
-        raise malformed(f"{len(stamps)} timestamps but {len(sentences)} sentences")
-    captions = []
-    for n, (stamp, sentence) in enumerate(zip(stamps, sentences, strict=True), 1):
-        where = f"{path}, video {key}, caption {n}"
-        if not isinstance(sentence, str):
-            notes.add(NOT_TEXT, f"{where}: {_kind(sentence)}")
-        elif not (isinstance(stamp, list) and len(stamp) == 2 and all(_is_number(t) for t in stamp)):
-            notes.add(BAD_TIMES, f"{where}: {_short(stamp)}")
-        else:
-            captions.append(Caption(float(stamp[0]), float(stamp[1]), sentence, n))
-    duration = entry.get("duration")
-    if duration is None:
-        duration = 0.0
-    elif not _is_number(duration):
-        notes.add(BAD_DURATION, f"{path}, video {key}: {_short(duration)}")
-        duration = 0.0
-    title = entry.get("title")
-    if title is not None and not isinstance(title, str):
-        notes.add(TITLE_NOT_TEXT, f"{path}, video {key}: {_kind(title)}")
-        title = None
-    return CaptionedVideo(video_id=key, captions=captions, duration=float(duration), title=(title or "").strip() or key)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return f"a list {_short(value)}"
-    if value is None or isinstance(value, bool):
-        return {None: "null", True: "true", False: "false"}[value]
-    return f"text {_short(value)}" if isinstance(value, str) else f"the number {value:g}"
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
 def read_dense_captions(path: Path, notes: ImportNotes | None = None) -> Iterator[CaptionedVideo]:
     """Videos of a dense-caption JSON file, in file order, one at a time (values of the wrong type
     left out and counted in ``notes``). Ids are the file's keys, unchanged."""
     notes = notes if notes is not None else ImportNotes()
     for key, entry in _entries(Path(path)):
-        yield _video(path, key, entry, notes)
+        yield dense_video(path, key, entry, notes)
 
 
 @dataclass(frozen=True)

@@ -92,18 +92,38 @@ class Bucket:
         if "RESOURCE_NOT_FOUND" in text or "NoSuchKey" in text:  # gone between listing and reading
             return FileNotFoundError(text)
         if "NO_SUCH_BUCKET" in text or "NoSuchBucket" in text:
-            return ConfigError(f"there is no bucket {self.bucket!r} at the S3 endpoint ({doing} {self.uri}); "
-                               "check the URI (and AWS_ENDPOINT_URL for a server other than AWS), or create it")
+            return self._no_bucket(f"{doing} {self.uri}")
         # first: a failed connection's text names the endpoint, whose port may hold "403"
         if any(word in text for word in ("Couldn't connect", "connect to", "NETWORK_CONNECTION", "curlCode")):
             return ConfigError(f"cannot reach the S3 endpoint for {self.uri} ({doing}): check the network and "
                                f"AWS_ENDPOINT_URL ({self._environ.get('AWS_ENDPOINT_URL') or 'AWS'})")
-        if any(word in text for word in ("ACCESS_DENIED", "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch",
-                                         "credentials", "Forbidden")) or _STATUS_403.search(text):
+        if any(word in text for word in ("INVALID_ACCESS_KEY_ID", "InvalidAccessKeyId")):
+            return ConfigError(f"S3 refused {doing} {self.uri}: the endpoint does not know the access key "
+                               f"{self._environ.get('AWS_ACCESS_KEY_ID') or '(from the AWS default chain)'}; "
+                               f"{CREDENTIALS_HINT}")
+        if any(word in text for word in ("SIGNATURE_DOES_NOT_MATCH", "SignatureDoesNotMatch")):
+            return ConfigError(f"S3 refused {doing} {self.uri}: the secret key does not match the access key "
+                               f"(AWS_SECRET_ACCESS_KEY is wrong, or the clock is far off); {CREDENTIALS_HINT}")
+        if any(word in text for word in ("ACCESS_DENIED", "AccessDenied", "credentials", "Forbidden")) \
+                or _STATUS_403.search(text):
             missing = "" if has_credentials(self._environ) else "no AWS credentials were found; "
             return ConfigError(f"S3 refused {doing} {self.uri}: {missing}{CREDENTIALS_HINT}, with rights to the "
                                f"bucket {self.bucket!r}")
         return StoreError(f"{doing} {self.uri} failed: {_first_line(text)}; try again")
+
+    def _no_bucket(self, doing: str) -> ConfigError:
+        return ConfigError(f"there is no bucket {self.bucket!r} at the S3 endpoint ({doing}); check the URI (and "
+                           "AWS_ENDPOINT_URL for a server other than AWS), or create the bucket")
+
+    def _missing(self, doing: str) -> None:
+        """An object was not found: ``ConfigError`` when the bucket itself is gone (S3 answers a read in a bucket
+        that does not exist as it answers one of a missing object)."""
+        from pyarrow import fs
+
+        with self._translated(doing):
+            gone = self._fs.get_file_info(self.bucket).type == fs.FileType.NotFound
+        if gone:
+            raise self._no_bucket(f"{doing} {self.uri}")
 
     # --- reading ------------------------------------------------------------------------
 
@@ -114,15 +134,15 @@ class Bucket:
         with self._translated("listing"):
             info = self._fs.get_file_info(self.bucket)
         if info.type == fs.FileType.NotFound:
-            raise ConfigError(f"there is no bucket {self.bucket!r} at the S3 endpoint (for {self.uri}); check the "
-                              "URI (and AWS_ENDPOINT_URL for a server other than AWS), or create the bucket")
+            raise self._no_bucket(f"for {self.uri}")
 
     def read_bytes(self, key: str) -> bytes | None:
-        """The object's bytes, or None when it does not exist."""
+        """The object's bytes, or None when it does not exist (``ConfigError`` when the bucket does not)."""
         try:
             with self._translated("reading"), self._fs.open_input_stream(self._path(key)) as stream:
                 return stream.read()
         except FileNotFoundError:
+            self._missing("reading")
             return None
 
     def list(self, under: str = "") -> list[Listed]:
@@ -148,6 +168,7 @@ class Bucket:
                     size += len(chunk)
                     out.write(chunk)
         except FileNotFoundError:
+            self._missing("downloading")
             raise StoreError(f"{self.uri}/{key} is gone (a newer publish removed it?); the next poll retries") from None
         return size, digest.hexdigest()
 
@@ -177,8 +198,8 @@ class Bucket:
         return True
 
     def delete_under(self, under: str) -> None:
-        """Remove every object under ``prefix/under``."""
-        with self._translated("deleting from"):
+        """Remove every object under ``prefix/under`` (nothing there: nothing to do)."""
+        with contextlib.suppress(FileNotFoundError), self._translated("deleting from"):
             self._fs.delete_dir(self._path(under))
 
 

@@ -3,7 +3,8 @@
 ``ServerCache`` owns ``<cache>/<bucket>/<prefix>/server-XXXX/`` while its lock file is held;
 a server that starts removes the folders of servers that are gone (their lock is free).
 ``download_version`` fetches every file of a version's ``SNAPSHOT.json`` into a temp folder,
-checks sizes and sha256 hashes, and renames the folder to ``v<NNNNNN>-...`` only when all is whole.
+checks sizes and sha256 hashes and that every part a memory needs is there (``missing_parts``), and renames
+the folder to ``v<NNNNNN>-...`` only when all is whole.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO
 
-from memtools.errors import ConfigError, MemoryNotFound, StoreError
+from memtools.errors import ConfigError, MemoryNotFound, MemtoolsError, StoreError
 from memtools.replica.bucket import Bucket
 from memtools.replica.publish import read_latest
 from memtools.replica.snapshot import FILES, SNAPSHOT, FileEntry, Latest, Snapshot, sha256_of, version_dir
@@ -88,11 +89,31 @@ def download_version(bucket: Bucket, version: int, into: Path,
         local = {} if have is None else {(f.path, f.size, f.sha256): have[0] / f.path for f in have[1].files}
         with ThreadPoolExecutor(DOWNLOAD_THREADS, thread_name_prefix="memtools-replica") as pool:
             fetched = sum(pool.map(lambda f: _fetch(bucket, version, f, incoming, local), snapshot.files))
+        missing = missing_parts(incoming)
+        if missing:
+            raise StoreError(f"{bucket.uri} version {version} lacks part(s) every memory needs: {'; '.join(missing)}; "
+                             f"it is not served. Publish the memory again (`memtools publish` checks it first)")
         incoming.rename(final)
     except BaseException:
         shutil.rmtree(incoming, ignore_errors=True)
         raise
     return final, snapshot, fetched
+
+
+def missing_parts(folder: Path) -> list[str]:
+    """What a downloaded version lacks of the parts every memory needs: ``memtools.json``, ``videos.sqlite``
+    (a schema-1 manifest lists its videos itself), the graph file of its engine, and the lance tables its
+    manifest implies (``memtools.store.integrity.quick_problems``)."""
+    from memtools.store.integrity import quick_problems
+    from memtools.store.manifest import MANIFEST, read_manifest
+
+    if not (folder / MANIFEST).is_file():
+        return [f"{MANIFEST} is missing"]
+    try:
+        manifest = read_manifest(folder)
+    except MemtoolsError as exc:
+        return [f"{MANIFEST} cannot be read ({str(exc).replace(f'{folder}{os.sep}', '')})"]
+    return [problem.text for problem in quick_problems(folder, manifest)]
 
 
 def _fetch(bucket: Bucket, version: int, entry: FileEntry, into: Path, local: dict[tuple[str, int, str], Path]) -> int:

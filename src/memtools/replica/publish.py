@@ -5,10 +5,12 @@
 2. Under the writers' lock (``memtools.lock``: no write can start or be mid-way) the folder's
    durable parts are copied to a staging folder inside it (lance files hard-linked); the lock
    is held only for that copy.
-3. Outside the lock: the staged files go to ``versions/<NNNNNN>/files/`` (those the previous
+3. The staged copy gets the checks of ``memtools check`` (``memtools.store.integrity.check``);
+   a damaged memory is refused (``MemoryDamaged``) before anything is uploaded.
+4. Outside the lock: the staged files go to ``versions/<NNNNNN>/files/`` (those the previous
    version has unchanged are copied inside the store instead of uploaded), then the version's
    ``SNAPSHOT.json`` (every file, size, sha256), and only then ``LATEST.json`` (one PUT).
-4. Versions beyond the newest ``keep`` ones, and versions of killed publishes (partial, or whole
+5. Versions beyond the newest ``keep`` ones, and versions of killed publishes (partial, or whole
    but never pointed at), are deleted.
 
 A publish killed at any point leaves ``LATEST.json`` at the previous version (readers serve it);
@@ -26,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memtools.errors import ConfigError, MemoryBusy, StoreError
+from memtools.errors import ConfigError, MemoryBusy, MemoryDamaged, MemtoolsError, StoreError
 from memtools.replica.bucket import Bucket
 from memtools.replica.snapshot import (
     FILES,
@@ -111,8 +113,9 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, full: boo
                     stage(folder, staging)
                     locked = time.perf_counter() - locked
                 fault_point("publish.staged")
-                files = list_files(staging)
                 previous = read_latest(bucket)
+                check_staged(staging, folder, previous)
+                files = list_files(staging)
                 version = max([previous.version if previous else 0, *_versions(bucket)]) + 1
                 say(f"uploading version {version}: {len(files)} file(s), {sum(f.size for f in files) / 1e6:.1f} MB")
                 uploaded = _upload(bucket, staging, version, files, {} if full else _listed(bucket, previous))
@@ -127,6 +130,30 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, full: boo
             removed = prune(bucket, version, keep, previous.version if previous else 0)
     return Published(bucket.uri, version, generation, len(files), snapshot.size, time.perf_counter() - started,
                      locked, uploaded, removed)
+
+
+def check_staged(staging: Path, folder: Path, previous: Latest | None) -> None:
+    """The checks of ``memtools check`` on the staged copy of ``folder``: ``MemoryDamaged`` naming what is wrong
+    when it is damaged (nothing is uploaded, and ``LATEST.json`` keeps naming ``previous``)."""
+    from memtools.store import Memory
+    from memtools.store.integrity import check
+
+    kept = f"LATEST.json still names version {previous.version}" if previous is not None else "nothing was uploaded"
+    try:
+        with Memory.open(staging) as copy:
+            report = check(copy)
+    except MemtoolsError as exc:
+        text = str(exc).replace(str(staging), str(folder))
+        raise MemoryDamaged(f"refusing to publish the memory at {folder}: its copy cannot be opened ({text}); "
+                            f"{kept}. Run `memtools check --memory {folder}`, then publish again") from exc
+    if report.ok:
+        return
+    first, more = report.problems[0], len(report.problems) - 1
+    also = f" (and {more} more problem(s))" if more else ""
+    fix = (f"Run `memtools repair --memory {folder}`" if any(p.repairable for p in report.problems)
+           else f"See `memtools check --memory {folder}` for how to restore it")
+    raise MemoryDamaged(f"refusing to publish the memory at {folder}: it is damaged: [{first.part}] "
+                        f"{first.text}{also}; {kept}. {fix}, then publish again")
 
 
 def read_latest(bucket: Bucket) -> Latest | None:

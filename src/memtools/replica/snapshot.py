@@ -28,6 +28,8 @@ SNAPSHOT = "SNAPSHOT.json"
 VERSIONS = "versions"
 FILES = "files"
 FORMAT = 1
+KNOWN_FORMATS = (1,)
+"""The formats of ``LATEST.json`` and ``SNAPSHOT.json`` this memtools reads; any other is refused."""
 VERSION_DIR = re.compile(r"\d{6,}")
 STAGING_PREFIX = ".publish-"
 SKIPPED_TOP = {"work", "memtools.lock", ".write-intent", ".write-journal", "publish.lock"}
@@ -82,9 +84,7 @@ class Snapshot:
             snapshot = cls(files=files, **raw)
         except (ValueError, TypeError, KeyError) as exc:
             raise StoreError(f"{where} is not a memtools snapshot listing ({exc}); publish the memory again") from exc
-        if snapshot.format > FORMAT:
-            raise StoreError(f"{where} was written by a newer memtools (snapshot format {snapshot.format}); "
-                             "upgrade memtools to serve it")
+        check_format(snapshot.format, where)
         for f in snapshot.files:
             if Path(f.path).is_absolute() or ".." in Path(f.path).parts:
                 raise StoreError(f"{where} lists a file outside the memory ({f.path!r}); publish the memory again")
@@ -107,10 +107,23 @@ class Latest:
     def from_json(cls, data: bytes, where: str) -> Latest:
         try:
             raw = json.loads(data)
-            return cls(version=int(raw["version"]), generation=int(raw.get("generation", 0)),
-                       created_at=str(raw.get("created_at", "")), format=int(raw.get("format", FORMAT)))
+            latest = cls(version=int(raw["version"]), generation=int(raw.get("generation", 0)),
+                         created_at=str(raw.get("created_at", "")), format=raw.get("format", FORMAT))
         except (ValueError, TypeError, KeyError) as exc:
             raise StoreError(f"{where} is not a memtools LATEST pointer ({exc}); publish the memory again") from exc
+        check_format(latest.format, where)
+        return latest
+
+
+def check_format(found: object, where: str) -> None:
+    """``StoreError`` unless ``found`` (a listing's ``format``) is one this memtools reads."""
+    if type(found) is int and found in KNOWN_FORMATS:
+        return
+    from memtools import __version__
+
+    raise StoreError(f"{where} is in format {found!r}, which memtools {__version__} does not read (it reads format "
+                     f"{', '.join(map(str, KNOWN_FORMATS))}): another memtools wrote it. Upgrade memtools here, or "
+                     "publish with this one to another prefix")
 
 
 def stage(folder: Path, staging: Path) -> None:
@@ -165,9 +178,10 @@ def _backup_sqlite(source: Path, target: Path) -> None:
 
 
 def list_files(staging: Path) -> list[FileEntry]:
-    """Every file under ``staging`` with its size and sha256, in a stable order."""
+    """Every file under ``staging`` with its size and sha256, in a stable order (never a file ``skipped`` names,
+    such as a lock file left by the check of the staged copy)."""
     return [FileEntry(path.relative_to(staging).as_posix(), path.stat().st_size, sha256_of(path))
-            for path in sorted(p for p in staging.rglob("*") if p.is_file())]
+            for path in sorted(p for p in staging.rglob("*") if p.is_file() and not skipped(p.relative_to(staging)))]
 
 
 def sha256_of(path: Path) -> str:
