@@ -39,6 +39,7 @@ from memtools.store.manifest import Manifest, read_manifest
 from memtools.store.parts import MemoryParts
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.problems import first_line as _first_line
+from memtools.store.resources import raise_if_exhausted
 from memtools.store.vector_check import check_entities, check_nodes
 from memtools.store.vectors import LanceIndex
 
@@ -172,6 +173,7 @@ def guard_vectors(memory: MemoryParts, index: LanceIndex) -> None:
         dim = vector_dim(table) if table is not None else manifest.embedder.dim
         lost = missing_index_files(table, table_folder(index, "nodes")) if table is not None else []
     except Exception as exc:  # lance raises many kinds on damaged files; its text goes to the debug log
+        raise_if_exhausted(exc, "reading the vector table")
         text = unreadable("the vector table cannot be read (a data file is missing or damaged)", exc)
         raise MemoryDamaged(damage_message(memory.path, [Problem("vectors", text, True)])) from exc
     problems = []
@@ -242,6 +244,7 @@ class GuardedIndex(LanceIndex):
         try:
             return read(*args, **kwargs)
         except (StoreError, OSError, ValueError, RuntimeError) as exc:  # lance failed reading its own files
+            raise_if_exhausted(exc, "reading the vector table")
             memory = self.memory_path
             unreadable("a read of the vector table failed", exc)
             raise MemoryDamaged(f"the vector table of the memory at {memory} cannot be read (a data or index file "
@@ -290,6 +293,7 @@ def check(memory: MemoryParts) -> Report:
         try:
             graph_ids, frames = _check_graph(memory, manifest, ready, report)
         except (StoreError, MemoryDamaged) as exc:
+            raise_if_exhausted(exc, "checking the graph")  # no memory to open it: not damage
             text = unreadable(f"{graph_file_name(manifest)} cannot be read (the file is damaged or truncated)", exc)
             report.problems.append(Problem("graph", text, False, restore=_restore(path, ready)))
             report.parts["graph"] = "UNREADABLE"

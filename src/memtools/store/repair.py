@@ -46,6 +46,7 @@ from memtools.store.manifest import MANIFEST, VideoEntry, now, read_manifest, wr
 from memtools.store.navigation_check import repair_navigation
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.repair_vectors import rebuild_vectors
+from memtools.store.resources import raise_if_exhausted
 from memtools.store.video_catalog import CATALOG
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *
         raise
     except Exception as exc:
         snapshot.restore(memory)
+        raise_if_exhausted(exc, "repairing the memory (it was put back as it was)")
         unreadable("repair failed", exc)
         raise StoreError(f"memtools repair could not finish and put the memory back as it was: "
                          f"{_plain(exc)}. Run `memtools check --memory {memory.path}` to see the damage") from exc
