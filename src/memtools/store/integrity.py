@@ -32,7 +32,7 @@ from typing import Any
 
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
-from memtools.store.catalog_check import catalog_problems, check_catalog
+from memtools.store.catalog_check import catalog_problems, catalog_write_problems, check_catalog, graph_held
 from memtools.store.file_lock import try_lock, unlock
 from memtools.store.lance_check import describe, missing_index_files, table_folder, vector_dim
 from memtools.store.manifest import Manifest, read_manifest
@@ -154,6 +154,8 @@ def guard(memory: MemoryParts, *, writing: bool = False) -> None:
         cached = (memory.manifest, rows, expected_tables(memory.manifest, rows))
         setattr(memory, "_expected_rows", cached)  # noqa: B010 - a cache ``Memory`` declares
     problems = quick_problems(memory.path, memory.manifest, cached[1], cached[2])
+    if writing and not problems:  # a write must not skip a catalog at another generation, nor write a WAL file
+        problems = catalog_write_problems(memory.manifest)
     if problems:
         raise MemoryDamaged(damage_message(memory.path, problems, writing=writing))
 
@@ -286,7 +288,9 @@ def check(memory: MemoryParts) -> Report:
     ready = manifest.videos.ids("ready")
     report.parts["manifest"] = (f"{len(manifest.videos)} video(s), {len(ready)} ready, "
                                 f"embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
-    _check_failed(path, manifest, report)
+    held = graph_held(memory, manifest, report)  # in the graph, listed otherwise: checked as ready, never dropped
+    _check_failed(path, manifest, report, set(held))
+    ready = sorted({*ready, *held})
     graph_ids: dict[str, set[str]] | None = None
     frames: list[tuple[str, str]] = []
     if (path / graph_file_name(manifest)).is_file():
@@ -332,9 +336,11 @@ def check(memory: MemoryParts) -> Report:
     return report
 
 
-def _check_failed(path: Path, manifest: Manifest, report: Report) -> None:
+def _check_failed(path: Path, manifest: Manifest, report: Report, held: set[str]) -> None:
     """Videos whose build stopped (status ``failed``): listed, never searchable, and what to do."""
     for vid, entry in manifest.videos.items("failed"):
+        if vid in held:
+            continue  # the graph holds it: the list is wrong (graph_held)
         when = f" on {entry.updated_at}" if entry.updated_at else ""
         checkpoints = " (its checkpoints in work/ make that quick)" if (path / "work" / vid).is_dir() else ""
         report.problems.append(Problem(
@@ -377,7 +383,7 @@ def _check_graph(memory: MemoryParts, manifest: Manifest, ready: list[str],
         report.problems.append(Problem("manifest", f"the graph holds video {vid!r} but the manifest does not list it "
                                        "(a write was interrupted after the graph committed)", True, vid))
     for vid in ready:
-        if vid in in_graph:
+        if vid in in_graph and vid in listed:
             have = counts.get(vid, {})
             wrong = {k: (v, have.get(k, 0)) for k, v in listed[vid].counts.items() if have.get(k, 0) != v}
             if wrong:
