@@ -42,9 +42,9 @@ def catalog_problems(path: Path, manifest: Manifest) -> list[Problem]:
     return [Problem("catalog", f"{CATALOG} (the list of videos) is missing", True)]
 
 
-def catalog_write_problems(manifest: Manifest) -> list[Problem]:
+def catalog_write_problems(manifest: Manifest, pending: bool) -> list[Problem]:
     """Before a write (two small reads): the catalog uses the rollback journal and is at the manifest's
-    generation (one ahead only when a killed write's journal is there to finish)."""
+    generation (one ahead only when a killed write's journal is there to finish: ``pending``)."""
     if manifest.legacy:
         return []
     catalog = manifest.catalog
@@ -53,15 +53,13 @@ def catalog_write_problems(manifest: Manifest) -> list[Problem]:
         generation = catalog.generation()
     except MemoryDamaged:
         return [*problems, Problem("catalog", _NO_GENERATION, True)]
-    if _generation_wrong(catalog, generation, manifest.generation):
+    if _generation_wrong(generation, manifest.generation, pending):
         problems.append(Problem("catalog", _generation_text(generation, manifest.generation), True))
     return problems
 
 
-def _generation_wrong(catalog: VideoCatalog, generation: int, manifest_generation: int) -> bool:
-    from memtools.store.integrity import JOURNAL_FILE
-
-    pending = (catalog.folder / JOURNAL_FILE).exists()  # a write between its catalog and its manifest
+def _generation_wrong(generation: int, manifest_generation: int, pending: bool) -> bool:
+    """``pending``: a write's journal is there (a write between its catalog and its manifest)."""
     return generation != manifest_generation and not (pending and generation == manifest_generation + 1)
 
 
@@ -75,7 +73,7 @@ _WAL = (f"{CATALOG} is in WAL mode; it must use the rollback journal (so that th
 _NO_GENERATION = f"{CATALOG}'s generation (table meta) is missing or not a number"
 
 
-def check_catalog(manifest: Manifest, report: Report) -> bool:
+def check_catalog(manifest: Manifest, report: Report, pending: bool = False) -> bool:
     """``videos.sqlite`` opens and the sums the manifest keeps match its rows; False when it cannot be read."""
     if manifest.legacy:
         report.parts["catalog"] = f"listed in {MANIFEST} (schema 1: the next write moves the list into {CATALOG})"
@@ -92,7 +90,7 @@ def check_catalog(manifest: Manifest, report: Report) -> bool:
                                        "damaged)", True))
         report.parts["catalog"] = "UNREADABLE"
         return False
-    found, readable, generation = cell_problems(catalog, rows, manifest.generation)
+    found, readable, generation = cell_problems(catalog, rows, manifest.generation, pending)
     report.problems += [Problem("catalog", text, True) for text in found]
     report.parts["catalog"] = f"{CATALOG}, {len(rows)} video(s)" + ("" if readable else " (DAMAGED CELLS)")
     if not readable:
@@ -107,10 +105,11 @@ def check_catalog(manifest: Manifest, report: Report) -> bool:
     return True
 
 
-def cell_problems(catalog: VideoCatalog, rows: list[tuple], manifest_generation: int) -> tuple[list[str], bool,
-                                                                                            int | None]:
+def cell_problems(catalog: VideoCatalog, rows: list[tuple], manifest_generation: int,
+                  pending: bool) -> tuple[list[str], bool, int | None]:
     """What is wrong inside ``videos.sqlite`` (each a line naming the cell), whether every entry can be
-    read, and its generation (None: unreadable). Rows: ``VideoCatalog.raw_rows``."""
+    read, and its generation (None: unreadable). Rows: ``VideoCatalog.raw_rows``; ``pending``: a
+    write's journal is there."""
     found = [_WAL] if catalog.wal() else []
     generation = totals = None
     try:
@@ -121,7 +120,7 @@ def cell_problems(catalog: VideoCatalog, rows: list[tuple], manifest_generation:
         totals = catalog.totals()
     except MemoryDamaged:
         found.append(f"{CATALOG}'s kept totals (table totals) are missing or not numbers")
-    if generation is not None and _generation_wrong(catalog, generation, manifest_generation):
+    if generation is not None and _generation_wrong(generation, manifest_generation, pending):
         found.append(_generation_text(generation, manifest_generation))
     readable, kept_sums = True, [0] * 5
     for row in rows:
@@ -141,12 +140,11 @@ def cell_problems(catalog: VideoCatalog, rows: list[tuple], manifest_generation:
     return found, readable, generation
 
 
-def graph_held(memory: MemoryParts, manifest: Manifest, report: Report) -> list[str]:
-    """Videos the graph holds that the list calls ``failed``, ``building`` or ``lost``, or does not list:
-    the graph commits a video whole, so the list is wrong, and their rows are compared, not deleted."""
-    from memtools.store.integrity import graph_file_name
-
-    if not (memory.path / graph_file_name(manifest)).is_file():
+def graph_held(memory: MemoryParts, manifest: Manifest, report: Report, graph_file: str) -> list[str]:
+    """Videos the graph (``graph_file``) holds that the list calls ``failed``, ``building`` or ``lost``, or
+    does not list: the graph commits a video whole, so the list is wrong, and their rows are compared,
+    not deleted."""
+    if not (memory.path / graph_file).is_file():
         return []
     try:
         with memory.reading(guard=False) as g:

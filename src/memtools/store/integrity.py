@@ -155,7 +155,7 @@ def guard(memory: MemoryParts, *, writing: bool = False) -> None:
         setattr(memory, "_expected_rows", cached)  # noqa: B010 - a cache ``Memory`` declares
     problems = quick_problems(memory.path, memory.manifest, cached[1], cached[2])
     if writing and not problems:  # a write must not skip a catalog at another generation, nor write a WAL file
-        problems = catalog_write_problems(memory.manifest)
+        problems = catalog_write_problems(memory.manifest, (memory.path / JOURNAL_FILE).exists())
     if problems:
         raise MemoryDamaged(damage_message(memory.path, problems, writing=writing))
 
@@ -283,12 +283,12 @@ def check(memory: MemoryParts) -> Report:
     # a lost keyframes table: check_keyframes names each video whose rows are gone
     report = Report(path, problems=[p for p in quick_problems(path, manifest)
                                     if not p.text.startswith(f"{VECTORS_DIR}/keyframes.lance is missing")])
-    if not check_catalog(manifest, report):
+    if not check_catalog(manifest, report, (path / JOURNAL_FILE).exists()):
         return report  # nothing else can be compared without the list of videos; repair lists them again
     ready = manifest.videos.ids("ready")
     report.parts["manifest"] = (f"{len(manifest.videos)} video(s), {len(ready)} ready, "
                                 f"embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
-    held = graph_held(memory, manifest, report)  # in the graph, listed otherwise: checked as ready, never dropped
+    held = graph_held(memory, manifest, report, graph_file_name(manifest))  # checked as ready, never dropped
     _check_failed(path, manifest, report, set(held))
     ready = sorted({*ready, *held})
     graph_ids: dict[str, set[str]] | None = None
