@@ -32,7 +32,8 @@ def test_error_tree():
     assert set(memtools.errors.__all__) == {
         "BuildError", "ConfigError", "EmbeddingError", "ImportFormatError", "IncompatibleMemory", "MemoryBusy",
         "MemoryDamaged",
-        "MemoryError_", "MemoryNotFound", "MemtoolsError", "PerceptionError", "SpeechError", "StoreError", "ToolError",
+        "MemoryError_", "MemoryNotFound", "MemtoolsError", "OutOfResources", "PerceptionError", "SpeechError",
+        "StoreError", "ToolError",
         "VideoError", "ToolBusy", "ToolErrorKind", "ToolNotFound"}
     assert not issubclass(memtools.ToolError, memtools.MemtoolsError)
     assert issubclass(memtools.errors.ToolBusy, memtools.ToolError)

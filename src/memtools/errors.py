@@ -10,6 +10,7 @@ Two audiences react to errors, so there are two branches:
     │   ├── MemoryBusy             another process is writing; try again shortly
     │   └── MemoryDamaged          a part is missing or disagrees (also a ToolError: names the fix)
     ├── StoreError                 the graph or vector engine failed (chained cause)
+    │   └── OutOfResources         memory, disk or open files ran out: nothing is damaged
     ├── ImportFormatError          a caption / MEMDREAMER file we could not read
     ├── VideoError                 unreadable, corrupt, empty or non-video file
     ├── PerceptionError            a vision-language model backend failed for good
@@ -93,6 +94,15 @@ class StoreError(MemtoolsError):
         super().__init__(message, *args)
 
 
+class OutOfResources(StoreError):
+    """The process ran out of memory, disk space or open files while reading or writing a memory
+    (``memtools.store.resources``): the memory is not damaged; the message says what to free or raise."""
+
+    def __init__(self, message: str = "", *args: object, resource: str = "memory") -> None:
+        super().__init__(message, *args)
+        self.resource = resource  # memory | disk | files
+
+
 class ImportFormatError(MemtoolsError):
     """An input annotation file (captions, MEMDREAMER release) could not be read."""
 
@@ -167,6 +177,7 @@ __all__ = [
     "MemoryError_",
     "MemoryNotFound",
     "MemtoolsError",
+    "OutOfResources",
     "PerceptionError",
     "SpeechError",
     "StoreError",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from memtools.store.manifest import Manifest
 from memtools.store.problems import Problem, Report, unreadable
+from memtools.store.resources import raise_if_exhausted
 
 if TYPE_CHECKING:
     from memtools.store.base import GraphReads, GraphStore
@@ -39,6 +40,7 @@ def image_damage(file: Path) -> str | None:
     try:
         data = file.read_bytes()
     except OSError as exc:
+        raise_if_exhausted(exc, "reading the keyframe images")
         return unreadable("unreadable", exc)
     if file.suffix.lower() in (".jpg", ".jpeg") and (not data.startswith(JPEG_START)
                                                      or JPEG_END not in data[-64:]):

@@ -24,7 +24,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from memtools.errors import MemoryBusy, MemoryDamaged, RecoveryPending, StoreError
+from memtools.errors import MemoryBusy, MemoryDamaged, OutOfResources, RecoveryPending, StoreError
 from memtools.schema import (
     KIND_OF,
     EdgeCategory,
@@ -49,6 +49,7 @@ from memtools.store.graph_schema import (
     _encode,
     _schema_ddl,
 )
+from memtools.store.resources import exhausted
 
 log = logging.getLogger(__name__)
 
@@ -91,13 +92,16 @@ def translate(exc: Exception, doing: str, memory: Path | None = None) -> Excepti
     where = f" --memory {memory}" if memory is not None else ""
     if "replay shadow pages" in text or "replay the WAL" in text:  # read-only open after a killed commit
         return RecoveryPending(recovery_message(memory))
-    if "Buffer manager exception" in text or "buffer pool is full" in text:
-        return StoreError(f"the graph database ran out of memory while {doing} (one write needed more than "
-                          f"its buffer pool): run `memtools check{where}`, then write fewer videos at a "
-                          "time (import-captions --batch-size) or free memory and run the command again")
+    if "buffer pool is full" in text or ("Buffer manager exception" in text and "Mmap" not in text):
+        return OutOfResources(f"the graph database ran out of memory while {doing} (one write needed more than "
+                              f"its buffer pool): run `memtools check{where}`, then write fewer videos at a "
+                              "time (import-captions --batch-size) or free memory and run the command again")
     if "No space left on device" in text:
-        return StoreError(f"the graph database could not write while {doing}: No space left on device. Free "
-                          "disk space and run the command again")
+        return OutOfResources(f"the graph database could not write while {doing}: No space left on device. Free "
+                              "disk space and run the command again", resource="disk")
+    out = exhausted(exc, doing)  # no memory to map (a ulimit -v), no file handles left: not damage
+    if out is not None:
+        return out
     if any(marker in text for marker in DAMAGE_MARKERS):
         return MemoryDamaged(f"the graph database cannot be read while {doing}: its file is damaged or truncated. "
                              f"Run `memtools check{where}` to see what is lost and how to get it back")

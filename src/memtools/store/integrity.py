@@ -32,13 +32,14 @@ from typing import Any
 
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
-from memtools.store.catalog_check import catalog_problems, check_catalog
+from memtools.store.catalog_check import catalog_problems, catalog_write_problems, check_catalog, graph_held
 from memtools.store.file_lock import try_lock, unlock
 from memtools.store.lance_check import describe, missing_index_files, table_folder, vector_dim
 from memtools.store.manifest import Manifest, read_manifest
 from memtools.store.parts import MemoryParts
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.problems import first_line as _first_line
+from memtools.store.resources import raise_if_exhausted
 from memtools.store.vector_check import check_entities, check_nodes
 from memtools.store.vectors import LanceIndex
 
@@ -153,6 +154,8 @@ def guard(memory: MemoryParts, *, writing: bool = False) -> None:
         cached = (memory.manifest, rows, expected_tables(memory.manifest, rows))
         setattr(memory, "_expected_rows", cached)  # noqa: B010 - a cache ``Memory`` declares
     problems = quick_problems(memory.path, memory.manifest, cached[1], cached[2])
+    if writing and not problems:  # a write must not skip a catalog at another generation, nor write a WAL file
+        problems = catalog_write_problems(memory.manifest, (memory.path / JOURNAL_FILE).exists())
     if problems:
         raise MemoryDamaged(damage_message(memory.path, problems, writing=writing))
 
@@ -172,6 +175,7 @@ def guard_vectors(memory: MemoryParts, index: LanceIndex) -> None:
         dim = vector_dim(table) if table is not None else manifest.embedder.dim
         lost = missing_index_files(table, table_folder(index, "nodes")) if table is not None else []
     except Exception as exc:  # lance raises many kinds on damaged files; its text goes to the debug log
+        raise_if_exhausted(exc, "reading the vector table")
         text = unreadable("the vector table cannot be read (a data file is missing or damaged)", exc)
         raise MemoryDamaged(damage_message(memory.path, [Problem("vectors", text, True)])) from exc
     problems = []
@@ -242,6 +246,7 @@ class GuardedIndex(LanceIndex):
         try:
             return read(*args, **kwargs)
         except (StoreError, OSError, ValueError, RuntimeError) as exc:  # lance failed reading its own files
+            raise_if_exhausted(exc, "reading the vector table")
             memory = self.memory_path
             unreadable("a read of the vector table failed", exc)
             raise MemoryDamaged(f"the vector table of the memory at {memory} cannot be read (a data or index file "
@@ -303,18 +308,21 @@ def check(memory: MemoryParts) -> Report:
     # a lost keyframes table: check_keyframes names each video whose rows are gone
     report = Report(path, problems=[p for p in quick_problems(path, manifest)
                                     if not p.text.startswith(f"{VECTORS_DIR}/keyframes.lance is missing")])
-    if not check_catalog(manifest, report):
+    if not check_catalog(manifest, report, (path / JOURNAL_FILE).exists()):
         return report  # nothing else can be compared without the list of videos; repair lists them again
     ready = manifest.videos.ids("ready")
     report.parts["manifest"] = (f"{len(manifest.videos)} video(s), {len(ready)} ready, "
                                 f"embedder {manifest.embedder.name} (dim {manifest.embedder.dim})")
-    _check_failed(path, manifest, report)
+    held = graph_held(memory, manifest, report, graph_file_name(manifest))  # checked as ready, never dropped
+    _check_failed(path, manifest, report, set(held))
+    ready = sorted({*ready, *held})
     graph_ids: dict[str, set[str]] | None = None
     frames: list[tuple[str, str]] = []
     if (path / graph_file_name(manifest)).is_file():
         try:
             graph_ids, frames = _check_graph(memory, manifest, ready, report)
         except (StoreError, MemoryDamaged) as exc:
+            raise_if_exhausted(exc, "checking the graph")  # no memory to open it: not damage
             text = unreadable(f"{graph_file_name(manifest)} cannot be read (the file is damaged or truncated)", exc)
             report.problems.append(Problem("graph", text, False, restore=_restore(path, ready)))
             report.parts["graph"] = "UNREADABLE"
@@ -353,9 +361,11 @@ def check(memory: MemoryParts) -> Report:
     return report
 
 
-def _check_failed(path: Path, manifest: Manifest, report: Report) -> None:
+def _check_failed(path: Path, manifest: Manifest, report: Report, held: set[str]) -> None:
     """Videos whose build stopped (status ``failed``): listed, never searchable, and what to do."""
     for vid, entry in manifest.videos.items("failed"):
+        if vid in held:
+            continue  # the graph holds it: the list is wrong (graph_held)
         when = f" on {entry.updated_at}" if entry.updated_at else ""
         checkpoints = " (its checkpoints in work/ make that quick)" if (path / "work" / vid).is_dir() else ""
         report.problems.append(Problem(
@@ -398,7 +408,7 @@ def _check_graph(memory: MemoryParts, manifest: Manifest, ready: list[str],
         report.problems.append(Problem("manifest", f"the graph holds video {vid!r} but the manifest does not list it "
                                        "(a write was interrupted after the graph committed)", True, vid))
     for vid in ready:
-        if vid in in_graph:
+        if vid in in_graph and vid in listed:
             have = counts.get(vid, {})
             wrong = {k: (v, have.get(k, 0)) for k, v in listed[vid].counts.items() if have.get(k, 0) != v}
             if wrong:

@@ -21,6 +21,7 @@ from memtools.store.keyframe_vectors import embed_keyframes
 from memtools.store.lance_check import index_problems, table_folder, vector_dim
 from memtools.store.manifest import Manifest, read_manifest, write_manifest
 from memtools.store.problems import Problem, Report, unreadable
+from memtools.store.resources import raise_if_exhausted
 from memtools.store.table_swap import AsideTable
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ def check_keyframes(memory: MemoryParts, manifest: Manifest, ready: list[str], r
         else:
             rows, dim, broken_indexes = None, info.dim, []
     except Exception as exc:  # lance raises many kinds on damaged files; its text goes to the debug log
+        raise_if_exhausted(exc, "checking the keyframes table")
         report.parts[PART] = "UNREADABLE"
         text = unreadable("the keyframes table cannot be read (a data file is missing or damaged)", exc)
         report.problems.append(Problem(PART, text, True))

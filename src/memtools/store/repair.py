@@ -46,6 +46,7 @@ from memtools.store.manifest import MANIFEST, VideoEntry, now, read_manifest, wr
 from memtools.store.navigation_check import repair_navigation
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.repair_vectors import rebuild_vectors
+from memtools.store.resources import raise_if_exhausted
 from memtools.store.video_catalog import CATALOG
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *
         raise
     except Exception as exc:
         snapshot.restore(memory)
+        raise_if_exhausted(exc, "repairing the memory (it was put back as it was)")
         unreadable("repair failed", exc)
         raise StoreError(f"memtools repair could not finish and put the memory back as it was: "
                          f"{_plain(exc)}. Run `memtools check --memory {memory.path}` to see the damage") from exc
@@ -150,7 +152,7 @@ def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Call
             if mend is not None:
                 _mend_dimension(memory, mend, result)
             kuzu.ensure_schema()
-            rebuilt = new_catalog(memory, before, result.done, snapshot.moved)
+            rebuilt = new_catalog(memory, kuzu, before, result.done, snapshot.moved)
             _repair_graph_and_vectors(memory, kuzu, problems, result, say, forget_lost, snapshot.swaps, rebuilt)
             back = restore_images(path, kuzu, problems, result.done)
             problems += [Problem("keyframes", "images extracted again", True, vid) for vid in back]
@@ -215,18 +217,24 @@ def _repair_graph_and_vectors(memory: MemoryParts, kuzu: GraphStore, problems: l
     in_graph = set(kuzu.video_ids())
     counts = kuzu.counts_by_video()
     entries = dict(manifest.videos.items())
-    frames = keyframe_rows(memory) if in_graph - set(entries) else {}
+    # the graph commits a video whole: one it holds that the list lacks or calls failed/building/lost is ready
+    wrong = {vid: entries[vid].status if vid in entries else "" for vid in in_graph
+             if vid not in entries or entries[vid].status != "ready"}
+    frames = keyframe_rows(memory) if wrong else {}
     changed: dict[str, VideoEntry] = {}
     dropped: list[str] = []
-    for vid in sorted(in_graph - set(entries)):
+    for vid, status in sorted(wrong.items()):
         video = kuzu.get(vid)
         entries[vid] = changed[vid] = VideoEntry(
             title=getattr(video, "title", ""), duration=getattr(video, "duration", 0.0), status="ready",
             updated_at=now(), keyframe_vectors=frames.get(vid, 0))
-        if not rebuilt:
+        if status:
+            result.done.append(f"listed video {vid!r} as ready again: the graph holds it whole (its entry said "
+                               f"{status!r}; recounted from the graph)")
+        elif not rebuilt:
             result.done.append(f"added video {vid!r} (found in the graph) back to the manifest")
     if rebuilt:
-        result.done.append(f"listed {len(changed)} video(s) again from the graph in a new {CATALOG}")
+        result.done.append(f"listed {len(wrong)} video(s) again from the graph in a new {CATALOG}")
     lost = []
     for vid, entry in list(entries.items()):
         if entry.status == "failed" and forget_lost:

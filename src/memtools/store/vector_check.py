@@ -16,6 +16,7 @@ from memtools.store.lance_check import index_problems, table_folder, vector_dim
 from memtools.store.manifest import Manifest
 from memtools.store.parts import MemoryParts
 from memtools.store.problems import Problem, Report, unreadable
+from memtools.store.resources import raise_if_exhausted
 
 
 def entity_videos(manifest: Manifest) -> list[str]:
@@ -43,6 +44,7 @@ def check_nodes(memory: MemoryParts, manifest: Manifest, ready: list[str], graph
         nulls = table.count_rows("vector IS NULL")
         broken_indexes = index_problems(table, "nodes", rows.num_rows, table_folder(index, "nodes"))
     except Exception as exc:  # lance raises OSError/ValueError/RuntimeError/pyarrow errors on damaged files
+        raise_if_exhausted(exc, "checking the vector table")
         report.parts["vectors"] = "UNREADABLE"
         text = unreadable("the vector table cannot be read (a data file is missing or damaged)", exc)
         report.problems.append(Problem("vectors", text, True))
@@ -97,6 +99,7 @@ def check_entities(memory: MemoryParts, manifest: Manifest, ready: list[str], re
         rows = table.search().select(["id", "video_id"]).limit(None).to_arrow()
         broken_indexes = index_problems(table, "entities", rows.num_rows, table_folder(entities.lance, "entities"))
     except Exception as exc:
+        raise_if_exhausted(exc, "checking the entities table")
         report.parts["entities"] = "UNREADABLE"
         text = unreadable("the entities table cannot be read (a data file is missing or damaged)", exc)
         report.problems.append(Problem("entities", text, True))

@@ -16,12 +16,16 @@ whole batch or none of it, like the graph and the lance tables it pins.
 exact under every change, so a writer copies the library's sums into the manifest in O(1) instead
 of summing every video (``VideoTotals``; ``memtools.store.integrity`` reads them).
 
-SQLite's own messages never reach users: a missing or unreadable file is ``MemoryDamaged`` in
-plain words naming ``memtools repair`` (sqlite's text goes to the debug log).
+SQLite's own messages never reach users: a missing or unreadable file, or a cell that is not what
+its column holds (counts that are not JSON, an emptied ``meta`` table, a status no write sets) is
+``MemoryDamaged`` in plain words naming the cell and ``memtools repair`` (sqlite's text goes to the
+debug log). ``cell_problems`` lists every such fault for ``memtools check``, with the journal mode,
+the generation and the kept totals.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -31,20 +35,28 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from memtools.errors import MemoryBusy, MemoryDamaged
-from memtools.ontology import SEARCHABLE_KINDS
+from memtools.store.catalog_cells import (
+    SUMS,
+    DamagedCell,
+    VideoEntry,
+    VideoTotals,
+    contributions,
+    entry_of,
+    generation_of,
+    is_count,
+    sums_of,
+)
+from memtools.store.resources import exhausted
 
 log = logging.getLogger(__name__)
 
 CATALOG = "videos.sqlite"
 READ_TIMEOUT_S, WRITE_TIMEOUT_S = 10.0, 60.0
 PAGE = 2000  # entries per read when iterating
-SEARCHABLE = tuple(kind.value for kind in SEARCHABLE_KINDS)
+WAL_HEADER = b"\x02\x02"  # bytes 18-19 of an SQLite file in WAL mode (1, 1: the rollback journal)
 _COLUMNS = "title, duration, status, updated_at, counts, keyframe_vectors"
-_SUMS = ("rows", "ready", "in_graph", "entity_videos", "keyframe_vectors")
-_ROW = dict(zip(_SUMS, ("rows", "ready", "in_graph", "entity_videos", "ready_frames"), strict=True))  # sum -> column
+_ROW = dict(zip(SUMS, ("rows", "ready", "in_graph", "entity_videos", "ready_frames"), strict=True))  # sum -> column
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS videos (id TEXT PRIMARY KEY, title TEXT NOT NULL, duration REAL NOT NULL,
   status TEXT NOT NULL, updated_at TEXT NOT NULL, counts TEXT NOT NULL, keyframe_vectors INTEGER NOT NULL,
@@ -55,8 +67,8 @@ CREATE TABLE IF NOT EXISTS previous (id TEXT PRIMARY KEY, gen INTEGER NOT NULL, 
   title TEXT, duration REAL, status TEXT, updated_at TEXT, counts TEXT, keyframe_vectors INTEGER);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS totals (one INTEGER PRIMARY KEY CHECK (one = 1), videos INTEGER NOT NULL,
-  {", ".join(f"{name} INTEGER NOT NULL" for name in _SUMS)});
-INSERT OR IGNORE INTO totals VALUES (1, 0, {", ".join("0" for _ in _SUMS)});
+  {", ".join(f"{name} INTEGER NOT NULL" for name in SUMS)});
+INSERT OR IGNORE INTO totals VALUES (1, 0, {", ".join("0" for _ in SUMS)});
 INSERT OR IGNORE INTO meta VALUES ('generation', 0);
 CREATE TRIGGER IF NOT EXISTS videos_added AFTER INSERT ON videos BEGIN UPDATE totals SET videos = videos + 1,
   {", ".join(f"{n} = {n} + NEW.{c}" for n, c in _ROW.items())}; END;
@@ -71,57 +83,13 @@ _VIEW = f"""SELECT id, {_COLUMNS} FROM videos v WHERE {{where}}
   UNION ALL SELECT id, {_COLUMNS} FROM previous WHERE {{where}} gen > :g AND existed"""
 
 
-class VideoEntry(BaseModel):
-    title: str = ""
-    duration: float = 0.0
-    status: str = "ready"  # ready | building | failed | lost
-    updated_at: str = ""
-    counts: dict[str, int] = {}
-    keyframe_vectors: int = 0  # rows in the lance ``keyframes`` table (memories with an image embedder)
-
-
-class VideoTotals(BaseModel):
-    """The library's sums over its videos, kept in the manifest for the checks run before every read and write."""
-
-    videos: int = 0
-    rows: int = 0  # lance rows: each written video's profile row plus its searchable nodes (status != lost)
-    ready: int = 0
-    in_graph: int = 0  # videos the graph holds: written ones (they have counts) not marked lost
-    entity_videos: int = 0  # ready videos with entities (their profiles live in the ``entities`` table)
-    keyframe_vectors: int = 0  # of ready videos
-
-    @classmethod
-    def of(cls, entries: Iterable[VideoEntry]) -> VideoTotals:
-        totals = cls()
-        for entry in entries:
-            totals.videos += 1
-            for name, value in zip(_SUMS, _contributions(entry), strict=True):
-                setattr(totals, name, getattr(totals, name) + value)
-        return totals
-
-
-def _contributions(entry: VideoEntry) -> tuple[int, int, int, int, int]:
-    """(rows, ready, in_graph, entity_videos, ready keyframe vectors) one entry adds to the totals."""
-    written = bool(entry.counts) and entry.status != "lost"
-    rows = (1 + sum(entry.counts.get(kind, 0) for kind in SEARCHABLE)) if written else 0
-    ready = entry.status == "ready"
-    return (rows, int(ready), int(written), int(ready and entry.counts.get("entity", 0) > 0),
-            entry.keyframe_vectors if ready else 0)
-
-
 def _lower(text: str | None) -> str | None:
     return None if text is None else text.lower()
 
 
-def _entry(row: tuple) -> VideoEntry:
-    title, duration, status, updated_at, counts, frames = row
-    return VideoEntry.model_construct(title=title, duration=duration, status=status, updated_at=updated_at,
-                                      counts=json.loads(counts), keyframe_vectors=frames)
-
-
 def _values(vid: str, entry: VideoEntry, gen: int) -> tuple:
     return (vid, entry.title, float(entry.duration), entry.status, entry.updated_at,
-            json.dumps(entry.counts, sort_keys=True), int(entry.keyframe_vectors), gen, *_contributions(entry))
+            json.dumps(entry.counts, sort_keys=True), int(entry.keyframe_vectors), gen, *contributions(entry))
 
 
 class VideoCatalog:
@@ -210,13 +178,24 @@ class VideoCatalog:
 
     def _failed(self, exc: sqlite3.Error) -> Exception:
         log.debug("%s: %s", self.file, exc, exc_info=exc)
+        out = exhausted(exc, f"reading {CATALOG}")  # "out of memory", "database or disk is full": not damage
+        if out is not None:
+            return out
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             return MemoryBusy(f"the memory at {self.folder} is being updated; try again in a few seconds")
         return self._damaged("cannot be read (the file is damaged or not a catalog)")
 
+    @contextlib.contextmanager
+    def _cells(self) -> Iterator[None]:
+        """A damaged cell read inside the block is ``MemoryDamaged`` naming it and ``memtools repair``."""
+        try:
+            yield
+        except DamagedCell as exc:
+            raise self._damaged(f"has a damaged cell: {exc}") from None
+
     def _transaction(self, work) -> Any:
         """Run ``work(conn)`` in one SQLite transaction (all of it or none)."""
-        with self._lock:
+        with self._lock, self._cells():
             try:
                 conn = self._write()
                 conn.execute("BEGIN IMMEDIATE")
@@ -235,7 +214,8 @@ class VideoCatalog:
 
     def get(self, video_id: str, generation: int) -> VideoEntry | None:
         rows = self._read(_VIEW.format(where="id = :id AND"), {"id": video_id, "g": generation})
-        return _entry(rows[0][1:]) if rows else None
+        with self._cells():
+            return entry_of(rows[0][0], rows[0][1:]) if rows else None
 
     def count(self, generation: int) -> int:
         return int(self._read(f"SELECT count(*) FROM ({_VIEW.format(where='')})", {"g": generation})[0][0])
@@ -246,8 +226,9 @@ class VideoCatalog:
         params: dict[str, Any] = {"g": generation, "status": status, "after": ""}
         while True:
             rows = self._read(f"{_VIEW.format(where=where)} ORDER BY id LIMIT {PAGE}", params)
-            for row in rows:
-                yield row[0], _entry(row[1:])
+            with self._cells():
+                entries = [(row[0], entry_of(row[0], row[1:])) for row in rows]
+            yield from entries
             if len(rows) < PAGE:
                 return
             params["after"] = rows[-1][0]
@@ -261,7 +242,8 @@ class VideoCatalog:
         view = _VIEW.format(where=where)
         total = int(self._read(f"SELECT count(*) FROM ({view})", params)[0][0])
         rows = self._read(f"SELECT * FROM ({view}) ORDER BY id LIMIT :limit OFFSET :offset", params)
-        return [(row[0], _entry(row[1:])) for row in rows], total
+        with self._cells():
+            return [(row[0], entry_of(row[0], row[1:])) for row in rows], total
 
     def ids(self, generation: int, status: str | None = None) -> list[str]:
         where = "status = :status AND" if status is not None else ""
@@ -269,18 +251,31 @@ class VideoCatalog:
                                              {"g": generation, "status": status})]
 
     def generation(self) -> int:
-        return int(self._read("SELECT value FROM meta WHERE key = 'generation'")[0][0])
+        with self._cells():
+            return generation_of(self._read("SELECT value FROM meta WHERE key = 'generation'"))
 
     def totals(self) -> VideoTotals:
         """The kept sums (as of the catalog's own generation)."""
-        row = self._read(f"SELECT videos, {', '.join(_SUMS)} FROM totals")[0]
-        return VideoTotals(**dict(zip(("videos", *_SUMS), row, strict=True)))
+        with self._cells():
+            return sums_of(next(iter(self._read(f"SELECT videos, {', '.join(SUMS)} FROM totals")), None), "sums")
 
     def recount(self) -> VideoTotals:
         """The sums counted again from every row (``memtools check`` compares them with the kept ones)."""
         sums = ", ".join(f"coalesce(sum({c}), 0)" for c in _ROW.values())
-        row = self._read(f"SELECT count(*), {sums} FROM videos")[0]
-        return VideoTotals(**dict(zip(("videos", *_SUMS), row, strict=True)))
+        with self._cells():
+            return sums_of(self._read(f"SELECT count(*), {sums} FROM videos")[0], "per-video sums")
+
+    def wal(self) -> bool:
+        """Whether the file is in WAL mode (it must use the rollback journal: see the module docstring)."""
+        try:
+            with open(self.file, "rb") as handle:
+                return handle.read(20)[18:20] == WAL_HEADER
+        except OSError:
+            return False
+
+    def raw_rows(self) -> list[tuple]:
+        """Every row as stored: id, the six cells of an entry, then its five kept sums (``memtools check``)."""
+        return self._read(f"SELECT id, {_COLUMNS}, {', '.join(_ROW.values())} FROM videos ORDER BY id")
 
     # --- writing (the process holding memtools.lock) ----------------------------------
 
@@ -315,7 +310,10 @@ class VideoCatalog:
         gone = [vid for vid in deletes if vid not in upserts]
 
         def work(conn: sqlite3.Connection) -> VideoTotals:
-            if conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0] >= generation:
+            at = generation_of(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchall())
+            if at > generation:  # only a write rolled forward again finds its own generation: this is damage
+                raise DamagedCell(f"its generation {at} is ahead of the manifest's {generation - 1}")
+            if at == generation:
                 return _totals(conn)
             conn.execute("DELETE FROM previous")
             touched = [*upserts, *gone]
@@ -335,7 +333,7 @@ class VideoCatalog:
 
         def work(conn: sqlite3.Connection) -> VideoTotals:
             row = conn.execute("SELECT gen FROM videos WHERE id = ?", (video_id,)).fetchone()
-            _upsert(conn, [(video_id, entry, row[0] if row else 0)])
+            _upsert(conn, [(video_id, entry, row[0] if row and is_count(row[0]) else 0)])
             return _totals(conn)
 
         return self._transaction(work)
@@ -380,8 +378,7 @@ def _upsert(conn: sqlite3.Connection, rows: Iterable[tuple[str, VideoEntry, int]
 
 
 def _totals(conn: sqlite3.Connection) -> VideoTotals:
-    row = conn.execute(f"SELECT videos, {', '.join(_SUMS)} FROM totals").fetchone()
-    return VideoTotals(**dict(zip(("videos", *_SUMS), row, strict=True)))
+    return sums_of(conn.execute(f"SELECT videos, {', '.join(SUMS)} FROM totals").fetchone(), "sums")
 
 
 def _readonly_rollback(exc: sqlite3.Error) -> bool:
