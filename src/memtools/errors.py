@@ -32,7 +32,7 @@ chained with ``raise ... from exc``; they never leak out of memtools. The messag
 words what failed and the command that helps (``memtools check`` / ``memtools repair``); the
 engine's own text (lance's Rust paths, kuzu's "Reading past the end of the file") goes to the
 debug log (``logging``), never into the message: ``memtools.store.graph.translate`` for the graph,
-``memtools.store.integrity.GuardedIndex`` and ``memtools.store.problems.unreadable`` for lance.
+``memtools.store.guarded_index.GuardedIndex`` and ``memtools.store.problems.unreadable`` for lance.
 """
 
 from __future__ import annotations

@@ -20,10 +20,10 @@ __all__ = ["DEFAULT_GRAPH_ENGINE", "GRAPH_ENGINES", "CypherEngine", "graph_engin
 
 def vector_index(folder: Path, manifest: Manifest) -> LanceIndex:
     """The lance tables of a memory folder (in ``vectors/`` or on object storage)."""
-    from memtools.store import integrity
+    from memtools.store import guarded_index
     from memtools.store.location import tables_location
 
-    return integrity.GuardedIndex(tables_location(folder, manifest.tables), manifest.embedder.dim, folder)
+    return guarded_index.GuardedIndex(tables_location(folder, manifest.tables), manifest.embedder.dim, folder)
 
 
 def graph_file(folder: Path, manifest: Manifest) -> Path:

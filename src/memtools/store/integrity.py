@@ -28,7 +28,6 @@ import contextlib
 import logging
 import os
 from pathlib import Path
-from typing import Any
 
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
@@ -194,66 +193,6 @@ def guard_vectors(memory: MemoryParts, index: LanceIndex) -> None:
     setattr(memory, "_vectors_checked", seen)  # noqa: B010 - a cache ``Memory`` declares
 
 
-def clear_stale_intent(path: Path) -> bool:
-    """Remove ``.write-intent`` if no writer holds ``memtools.lock`` (a writer was killed); True if removed."""
-    try:
-        handle = open(path / LOCK_FILE, "a+")  # noqa: SIM115 - closed below
-    except OSError:
-        return False
-    if not try_lock(handle):
-        handle.close()
-        return False
-    try:
-        (path / INTENT_FILE).unlink(missing_ok=True)
-        return True
-    except OSError:
-        return False
-    finally:
-        unlock(handle)
-        handle.close()
-
-
-class GuardedIndex(LanceIndex):
-    """The lance tables, except that a read never creates ``vectors/`` (a missing folder stays missing)
-    and a read that lance cannot answer becomes ``MemoryDamaged`` in plain words (lance's own text,
-    with its Rust paths, goes to the debug log)."""
-
-    def __init__(self, path: Path | str, dim: int, memory_path: Path | None = None) -> None:
-        super().__init__(path, dim)
-        self.memory_path = memory_path or Path(path).parent
-
-    def nodes(self, create: bool = False):
-        if not create and self._nodes is None and not self.remote and not (Path(self.path) / NODES_TABLE).is_dir():
-            return None
-        return super().nodes(create)
-
-    def count(self) -> int:
-        return self._guarded(super().count)
-
-    def search(self, *args, **kwargs):
-        return self._guarded(super().search, *args, **kwargs)
-
-    def search_columns(self, *args, **kwargs):
-        return self._guarded(super().search_columns, *args, **kwargs)
-
-    def complete(self, *args, **kwargs):
-        return self._guarded(super().complete, *args, **kwargs)
-
-    def video_profiles(self):
-        return self._guarded(super().video_profiles)
-
-    def _guarded(self, read, *args, **kwargs) -> Any:
-        try:
-            return read(*args, **kwargs)
-        except (StoreError, OSError, ValueError, RuntimeError) as exc:  # lance failed reading its own files
-            raise_if_exhausted(exc, "reading the vector table")
-            memory = self.memory_path
-            unreadable("a read of the vector table failed", exc)
-            raise MemoryDamaged(f"the vector table of the memory at {memory} cannot be read (a data or index file "
-                                f"is missing or damaged); the user should run `memtools check --memory {memory}`, "
-                                f"then `memtools repair --memory {memory}`") from exc
-
-
 # --- the full check (memtools check) ------------------------------------------------------
 
 
@@ -275,26 +214,6 @@ def _some(items: list[str]) -> str:
     return shown + (f" and {len(items) - EXAMPLES} more" if len(items) > EXAMPLES else "")
 
 
-def pending_recovery(path: Path, graph_name: str) -> list[str]:
-    """What a killed writer left for the next writer to finish: its journal, or the graph engine's
-    shadow pages (a commit's checkpoint cut short, which a read-only open cannot replay). Empty
-    when nothing is left, or when a writer holds the lock (it is at work and finishes its own)."""
-    left = [name for name in (JOURNAL_FILE, graph_name + ".shadow") if (path / name).exists()]
-    if not left:
-        return []
-    try:
-        handle = open(path / LOCK_FILE, "a+")  # noqa: SIM115 - closed below
-    except OSError:
-        return left
-    try:
-        if not try_lock(handle):
-            return []
-        unlock(handle)
-        return left
-    finally:
-        handle.close()
-
-
 def check(memory: MemoryParts) -> Report:
     """Compare the manifest, the graph, the lance tables and the frames; never changes anything.
     A write a killed process left half-done is reported as that (``Report.pending``), not as
@@ -302,6 +221,8 @@ def check(memory: MemoryParts) -> Report:
     path = memory.path
     manifest = read_manifest(path)
     memory.manifest = manifest
+    from memtools.store.leftovers import pending_recovery
+
     left = pending_recovery(path, graph_file_name(manifest))
     if left:
         return Report(path, pending=", ".join(left))

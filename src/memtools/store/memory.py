@@ -40,7 +40,7 @@ from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, RecoveryPending, StoreError
 from memtools.schema import MacroEvent, SuperEvent, Video
-from memtools.store import engines, integrity
+from memtools.store import engines, integrity, leftovers
 from memtools.store.base import GraphEngine, GraphStore, VectorIndex
 from memtools.store.entity_index import EntityIndex
 from memtools.store.file_lock import try_lock, unlock
@@ -167,7 +167,7 @@ class Memory(MemoryWrites):
         """Finish or undo a write a killed process left here (``memtools.store.recovery``), if any, when
         this process may write the folder; returns what was done. A failure is logged, not raised: the
         reads that need the recovery say so, and ``memtools recover`` reports the cause."""
-        left = integrity.pending_recovery(self.path, self.graph_file.name) if os.access(self.path, os.W_OK) else []
+        left = leftovers.pending_recovery(self.path, self.graph_file.name) if os.access(self.path, os.W_OK) else []
         if not left:
             return None
         try:
@@ -319,7 +319,7 @@ class Memory(MemoryWrites):
             recovered = False  # a killed writer's commit was finished here (once per read)
             while True:
                 if (not self.readers_beside_writer and (self.path / INTENT_FILE).exists()
-                        and not integrity.clear_stale_intent(self.path)):
+                        and not leftovers.clear_stale_intent(self.path)):
                     self._release_graph()
                 else:
                     self.refresh()

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtools.errors import MemoryBusy, StoreError
-from memtools.store import integrity
+from memtools.store import integrity, leftovers
 from memtools.store.catalog_check import keyframe_rows, new_catalog
 from memtools.store.frame_files import restore_images
 from memtools.store.keyframe_check import repair_keyframes
@@ -294,7 +294,7 @@ def _remove_leftovers(memory: MemoryParts, result: RepairResult) -> None:
         with contextlib.suppress(OSError):
             temp.unlink()
             result.done.append(f"removed {temp.name}, left by an interrupted write")
-    if (path / integrity.INTENT_FILE).exists() and integrity.clear_stale_intent(path):
+    if (path / integrity.INTENT_FILE).exists() and leftovers.clear_stale_intent(path):
         result.done.append(f"removed {integrity.INTENT_FILE}, left by an interrupted write")
     frames = path / "frames"
     known = set(read_manifest(path).videos)
