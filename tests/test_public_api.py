@@ -72,3 +72,11 @@ def test_importing_memtools_testing_stays_light():
             "if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == ""
+
+
+def test_a_command_that_searches_nothing_does_not_import_pyarrow_compute():
+    # pyarrow.compute costs 40-80 ms of a cold `memtools tool get_summary` (issue 34); only ranking a
+    # search's rows and holding them use it
+    code = "import sys, memtools, memtools.cli; print('pyarrow.compute' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"

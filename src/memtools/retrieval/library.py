@@ -25,7 +25,6 @@ import numpy as np
 
 from memtools.blas import row_dots
 from memtools.retrieval.moments import Moment
-from memtools.retrieval.ranking import rank_moments
 from memtools.retrieval.root_words import root_words
 from memtools.store.base import Hit, SearchFilter, SearchQuery, VectorIndex
 from memtools.tools.search import SearchConfig
@@ -111,6 +110,8 @@ def search_library(index: VectorIndex, vector: np.ndarray, text: str, config: Se
     and the text and context of the moments alone (the first ``top_k`` moments, and only those
     are returned, when given), unless ``hit_payloads`` asks for them on every hit (the graph
     walk shows any of them)."""
+    from memtools.retrieval.ranking import rank_moments  # pyarrow.compute: only a search pays it (~40-80 ms)
+
     if filters.video_id is not None:
         opened = [filters.video_id]
         video_scores: dict[str, float] = {}

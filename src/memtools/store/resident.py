@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from memtools.blas import row_dots
 from memtools.errors import ConfigError, StoreError
@@ -151,6 +150,8 @@ class ResidentRows:
         """``data``: every row of the table with the ranking columns and ``_rowid`` (and the payload
         columns unless ``payload`` holds them already, row for row); ``vectors``: their vectors, row
         for row (a matrix, or (first row, block) pairs in order)."""
+        import pyarrow.compute as pc  # here, not at the top: a command that searches nothing never pays it (~40 ms)
+
         if payload is None:
             payload = Payloads(data.num_rows, len(PAYLOAD))
             payload.add(0, [data.column(name).combine_chunks() for name in PAYLOAD])
@@ -287,4 +288,4 @@ class ResidentRows:
 
 def _strings(data: pa.Table, name: str, fill: str | None = None) -> pa.Array:
     column = data.column(name).combine_chunks()
-    return column if fill is None else pc.fill_null(column, fill)
+    return column if fill is None else column.fill_null(fill)
