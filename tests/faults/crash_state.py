@@ -97,6 +97,8 @@ def cli(args: list[str], isolated: bool = False) -> tuple[int, str]:
         return done.returncode, done.stdout + done.stderr
     if args[0] == "delete-videos":
         return delete_videos(args[2], args[3:]), ""
+    if args[0] == "replica-equals":
+        return replica_equals(args[2], args[3])
     from memtools.cli import main
 
     out = io.StringIO()
@@ -112,6 +114,22 @@ def describe_apart(memory: str) -> dict:
     """``describe`` in a child process (for a memory whose graph engine this process may not load)."""
     done = subprocess.run([sys.executable, __file__, "describe", memory], capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
+
+
+def replica_equals(memory: str, uri: str) -> tuple[int, str]:
+    """The version ``LATEST.json`` names, downloaded whole (sizes and hashes checked), holds what
+    the memory holds."""
+    import tempfile
+
+    from memtools.replica.bucket import Bucket
+    from memtools.replica.fetch import download_version, latest_of
+
+    bucket = Bucket(uri)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder, _, _ = download_version(bucket, latest_of(bucket).version, Path(tmp))
+        there, here = describe(str(folder)), describe(memory)
+    differs = [k for k in here if there.get(k) != here[k]]
+    return (1, f"the published version differs from the memory in {differs}") if differs else (0, "")
 
 
 def delete_videos(memory: str, video_ids: list[str]) -> int:
@@ -144,7 +162,10 @@ def settle(case: dict) -> dict:
     again; then the same command as the killed one, ``check`` and ``describe``."""
     memory, args, alone = case["memory"], case["args"], case.get("isolated", False)
     out: dict = {"clean": False, "named": [], "stuck": "", "code": None, "state": None}
-    code, report = cli(["check", "--memory", memory], alone)
+    if not (Path(memory) / "memtools.json").exists():  # killed before it made the memory: nothing to check
+        code, report = 0, ""
+    else:
+        code, report = cli(["check", "--memory", memory], alone)
     if code != 0 and "try again in a few seconds" in report:  # as it says, once
         time.sleep(3)
         code, report = cli(["check", "--memory", memory], alone)
