@@ -23,7 +23,7 @@ for _folder in (FAULTS, TESTS):
 
 CLI = "import sys; from memtools.cli import main; sys.exit(main(sys.argv[1:]))"
 STATE = FAULTS / "crash_state.py"
-YOUCOOK2 = ROOT.parent / "shared" / "data" / "youcook2" / "val.json"
+DATA = ROOT.parent / "shared" / "data"
 # commits are counted by a sitecustomize (children of migrate included): the fault's counter,
 # armed far past any run, written at exit
 SITE = """import atexit, os, sys
@@ -131,7 +131,8 @@ def migrate(work: Path, engine: str) -> Prepared:
     base = work / f"base-built-{engine}"  # (an imported caption memory answers differently once migrated)
     if not base.exists():
         memtools(work, _fill_memory(build(work, engine).args, base))
-    return Prepared(["migrate", "--memory", "{memory}", "--engine", other], base=base, done_when=[f"already uses the {other} graph engine"], isolated=True)
+    return Prepared(["migrate", "--memory", "{memory}", "--engine", other], base=base,
+                    done_when=[f"already uses the {other} graph engine"], isolated=True)
 
 
 def publish(work: Path, engine: str) -> Prepared:
@@ -186,17 +187,19 @@ def follow(work: Path, engine: str) -> Prepared:
                                              "--idle-timeout", "1"], "follow"))
 
 
-def youcook2(work: Path) -> Path | None:
-    """The first 120 YouCook2 videos (read from ../shared/data at run time), and a second version."""
-    if not YOUCOOK2.exists():
+def youcook2(work: Path, data: Path = DATA) -> Path | None:
+    """The first 120 YouCook2 videos (read from ``data``, ../shared/data, at run time; None when
+    it is not there) and a second version of each, in ``work``."""
+    source = data / "youcook2" / "val.json"
+    if not source.exists():
         return None
     first = work / "youcook2-a.json"
     if not first.exists():
-        data = dict(list(json.loads(YOUCOOK2.read_text()).items())[:120])
-        first.write_text(json.dumps(data))
-        for entry in data.values():
+        videos = dict(list(json.loads(source.read_text()).items())[:120])
+        first.write_text(json.dumps(videos))
+        for entry in videos.values():
             entry["sentences"] = [f"{s} (again)" for s in entry["sentences"]]
-        (work / "youcook2-b.json").write_text(json.dumps(data))
+        (work / "youcook2-b.json").write_text(json.dumps(videos))
     return first
 
 

@@ -180,14 +180,14 @@ def judge(case: dict, base: Baseline) -> dict:
 
 
 def run(work: Path, plan: list[tuple[str, str, str, int]], *, seed: int, workers: int = 2, videos: int = 24,
-        batch: int = 4, log=print) -> list[Row]:
+        batch: int = 4, data: Path = ops.DATA, log=print) -> list[Row]:
     """Kill, settle and judge every (operation, engine, mode, kills) of ``plan`` (the caption
     imports: ``videos`` videos, ``batch`` per batch)."""
     rng = random.Random(seed)
     ops.setup_work(work, videos, batch)
     table = {**ops.OPS, **ops.AUDIT}
-    if any(op in ops.AUDIT for op, *_ in plan) and ops.youcook2(work) is None:
-        log(f"skipping the audit rows: {ops.YOUCOOK2} is not there")
+    if any(op in ops.AUDIT for op, *_ in plan) and ops.youcook2(work, data) is None:
+        log(f"skipping the audit rows: {data / 'youcook2' / 'val.json'} is not there (--data)")
         plan = [p for p in plan if p[0] not in ops.AUDIT]
     bases: dict[tuple[str, str], Baseline] = {}
     for op, engine, _, _ in plan:
@@ -231,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--engines", default="kuzu,ladybug")
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--audit", action="store_true", help="also the outside audit (YouCook2, kill after 20 videos)")
+    p.add_argument("--data", type=Path, default=ops.DATA, help="where youcook2/val.json is (default ../shared/data)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
     args = p.parse_args(argv)
@@ -244,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        rows = run(work, plan, seed=args.seed, workers=args.workers)
+        rows = run(work, plan, seed=args.seed, workers=args.workers, data=args.data)
     print(markdown_table(COLUMNS, [r.counts() for r in rows]))
     print(f"\n{time.perf_counter() - started:.0f} s, seed {args.seed}, load {load_average()}")
     problems = failures(rows)
