@@ -227,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--kills", type=int, default=10, help="kills per operation, engine and mode (default 10)")
     p.add_argument("--seed", type=int, default=29)
-    p.add_argument("--ops", default=",".join(ops.OPS), help=f"comma-separated, of {', '.join(ops.OPS)}")
+    p.add_argument("--ops", default=",".join(ops.OPS),
+                   help=f"comma-separated, of {', '.join(ops.OPS)}; none: only --audit")
     p.add_argument("--engines", default="kuzu,ladybug")
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--audit", action="store_true", help="also the outside audit (YouCook2, kill after 20 videos)")
@@ -235,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
     args = p.parse_args(argv)
-    names, engines, modes = args.ops.split(","), args.engines.split(","), args.modes.split(",")
+    names = [] if args.ops == "none" else args.ops.split(",")  # none: only the audit
+    engines, modes = args.engines.split(","), args.modes.split(",")
     unknown = sorted(set(names) - set(ops.OPS)) + sorted(set(modes) - set(MODES))
     if unknown:
         p.error(f"unknown operation or mode {', '.join(unknown)}")
