@@ -91,7 +91,8 @@ def cli(args: list[str], isolated: bool = False) -> tuple[int, str]:
     """One ``memtools`` command line: (exit status, stdout and stderr). In this process, or in a
     child (``isolated``: a command that may change the memory's graph engine, which this process
     could not load next to the one it has). ``delete-videos`` stands for the library's
-    ``Memory.delete_video`` (memtools has no delete command)."""
+    ``Memory.delete_video`` (memtools has no delete command), ``replica-equals`` compares what
+    ``publish`` left on S3 with the memory."""
     if isolated:
         done = subprocess.run([sys.executable, __file__, "cli", *args], capture_output=True, text=True)
         return done.returncode, done.stdout + done.stderr
@@ -177,7 +178,7 @@ def settle(case: dict) -> dict:
             out["stuck"] = f"check names {len(named)} commands: {report[-700:]}"
             return out
         words = shlex.split(named[0])[1:]
-        if words[0] != args[0]:  # the same command as the killed one: the rerun below is that command
+        if words[0] != args[0]:  # (the killed command itself runs again below)
             done, said = cli(words, alone)
             again, report = cli(["check", "--memory", memory], alone)
             if again != 0:
