@@ -95,9 +95,9 @@ def _kill(proc: subprocess.Popen) -> None:
         pass
 
 
-def baseline(work: Path, op: str, engine: str, table: dict) -> Baseline:
-    """The uninterrupted run: its duration, its commits, the memory it leaves."""
-    prepared = table[op](work, engine)
+def baseline(work: Path, op: str, engine: str, prepared: ops.Prepared) -> Baseline:
+    """The uninterrupted run: its duration (beside another run, as the killed ones), its
+    commits, the memory it leaves."""
     memory, counter = work / f"whole-{op}-{engine}", work / f"commits-{op}-{engine}"
     counter.unlink(missing_ok=True)
     started = time.perf_counter()
@@ -189,15 +189,16 @@ def run(work: Path, plan: list[tuple[str, str, str, int]], *, seed: int, workers
     if any(op in ops.AUDIT for op, *_ in plan) and ops.youcook2(work, data) is None:
         log(f"skipping the audit rows: {data / 'youcook2' / 'val.json'} is not there (--data)")
         plan = [p for p in plan if p[0] not in ops.AUDIT]
-    bases: dict[tuple[str, str], Baseline] = {}
+    prepared = {}  # one after another: operations share their starting memories
     for op, engine, _, _ in plan:
-        if (op, engine) not in bases:
-            bases[op, engine] = baseline(work, op, engine, table)
-            b = bases[op, engine]
-            log(f"{op} on {engine}: {b.seconds:.1f} s uninterrupted, {b.commits} graph commit(s)")
-    rows = [plan_cases(work, op, engine, mode, kills, bases[op, engine], rng) for op, engine, mode, kills in plan]
-    cases = [c for r in rows for c in r.cases]
+        if (op, engine) not in prepared:
+            prepared[op, engine] = table[op](work, engine)
     with ThreadPoolExecutor(workers) as pool:
+        bases = dict(zip(prepared, pool.map(lambda k: baseline(work, *k, prepared[k]), prepared), strict=True))
+        for (op, engine), b in bases.items():
+            log(f"{op} on {engine}: {b.seconds:.1f} s uninterrupted, {b.commits} graph commit(s)")
+        rows = [plan_cases(work, op, engine, mode, kills, bases[op, engine], rng) for op, engine, mode, kills in plan]
+        cases = [c for r in rows for c in r.cases]
         killed = list(pool.map(lambda c: kill_once(work, c, bases[c["op"], c["engine"]]), cases))
         groups: list[list[dict]] = []
         for engine in sorted({c["engine"] for c in killed}):
