@@ -15,8 +15,9 @@ import json
 import sys
 from pathlib import Path
 
+from crash_state import describe
+
 VIDEOS = 24
-QUERIES = ("whisk the eggs", "slice the onion thinly", "fry until golden")
 WORDS = ("whisk the eggs", "slice the onion", "fry the garlic", "boil the pasta", "season with salt",
          "stir the sauce", "grate the cheese", "chop the parsley", "pour the oil", "bake the bread")
 
@@ -54,38 +55,6 @@ def check(memory: str) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-def describe(memory: str) -> dict:
-    """What must equal between an interrupted-and-resumed import and an uninterrupted one."""
-    from memtools.schema import NodeKind
-    from memtools.store import Memory
-    from memtools.store.manifest import read_manifest
-    from memtools.tools import MemoryTools
-    from memtools.tools.search import SearchConfig
-
-    with Memory.open(memory) as mem:
-        mem.finish_indexes()  # the same index state for both (a resumed import folds rows in at other times)
-        manifest = read_manifest(Path(memory))
-        with mem.reading() as g:
-            ids = g.ids_by_video(list(NodeKind))
-            edges = g.counts_by_video()
-        lance = mem.vectors_unchecked
-        tables = {"nodes": lance.nodes(), "entities": mem.entities.table(),
-                  "keyframes": mem.keyframes.table() if mem.keyframes is not None else None}
-        rows = {name: table.count_rows() if table is not None else 0 for name, table in tables.items()}
-        table = lance.nodes()  # None: no rows were ever kept (a first batch rolled back)
-        node_rows = [] if table is None else sorted(
-            table.search().select(["id", "text"]).limit(None).to_arrow().to_pylist(), key=lambda r: r["id"])
-        # exact vector search: the ranking depends on the rows alone (the default strategy also
-        # weighs full-text scores, whose statistics depend on the lance index history)
-        tools = MemoryTools(mem, search=SearchConfig(mode="vector", strategy="flat"))
-        search = {q: _ranking(tools.search_nodes(q, top_k=8).hits) for q in QUERIES}
-    return {"videos": sorted(manifest.videos), "ready": sorted(v for v, e in manifest.videos.items()
-                                                               if e.status == "ready"),
-            "counts": {v: e.counts for v, e in sorted(manifest.videos.items())},
-            "graph_ids": {v: sorted(s) for v, s in sorted(ids.items())}, "graph_counts": edges,
-            "rows": rows, "node_rows": node_rows, "search": search}
-
-
 def recovered(memory: str) -> tuple[dict, str]:
     """The memory after the next writer recovered the killed write (a write of nothing: the
     indexes folded in), its check report, and what it holds."""
@@ -112,13 +81,6 @@ def versions_of(state: dict, old: dict, new: dict) -> dict[str, str]:
         have = part(state, vid)
         found[vid] = ("new" if have == part(new, vid) else "old" if have == part(old, vid) else "torn")
     return found
-
-
-def _ranking(hits) -> dict:
-    """The scores in order, and the ids ranked above the last score: the test embedder's vectors
-    tie often, and lance orders equal scores by where rows lie, which depends on the history."""
-    scores = [round(h.score, 4) for h in hits]
-    return {"scores": scores, "above": sorted(h.id for h, s in zip(hits, scores, strict=True) if s > scores[-1])}
 
 
 def resume(plan_file: str, out_file: str) -> None:
