@@ -53,8 +53,10 @@ from memtools.store.resources import exhausted
 
 log = logging.getLogger(__name__)
 
-LOCK_MARKERS = ("Could not set lock", "lock on file",
-                "checkpoint recovery is pending")  # ladybug: a read-only open during a writer's checkpoint
+LOCK_MARKERS = ("Could not set lock", "lock on file")
+# A read-only open that finds a checkpoint to replay (kuzu: shadow pages; ladybug: "checkpoint recovery is
+# pending", also met during a live writer's checkpoint): only a writer's open replays it.
+RECOVERY_MARKERS = ("replay shadow pages", "checkpoint recovery is pending")
 # What kuzu/ladybug say when the database file is damaged or cut short (a partial copy, a full disk).
 DAMAGE_MARKERS = ("Reading past the end of the file", "outside the database file", "Corrupted", "corrupted",
                   "checksum", "Checksum", "not a valid", "Invalid database")
@@ -90,7 +92,7 @@ def translate(exc: Exception, doing: str, memory: Path | None = None) -> Excepti
     if any(marker in text for marker in LOCK_MARKERS):
         return MemoryBusy("memory is being updated by another process, try again in a few seconds")
     where = f" --memory {memory}" if memory is not None else ""
-    if "replay shadow pages" in text or "replay the WAL" in text:  # read-only open after a killed commit
+    if any(marker in text for marker in RECOVERY_MARKERS):  # read-only open after a killed commit
         return RecoveryPending(recovery_message(memory))
     if "buffer pool is full" in text or ("Buffer manager exception" in text and "Mmap" not in text):
         return OutOfResources(f"the graph database ran out of memory while {doing} (one write needed more than "

@@ -328,16 +328,19 @@ class Memory(MemoryWrites):
                     if self._graph is None:
                         try:
                             self._graph = self.graph_engine.open(self.graph_file, read_only=True, buffer_pool_mb=64)
-                        except RecoveryPending:
-                            if recovered or self.recover_if_left() is None:  # this process cannot write here
-                                raise
-                            recovered = True
-                            continue
+                        except RecoveryPending as exc:  # a killed writer's checkpoint, or a live one's
+                            if not recovered and self.recover_if_left() is not None:
+                                recovered = True
+                                continue
+                            refused = exc  # a writer at work finishes it; else the error names the command
                         except MemoryBusy as exc:
                             refused = exc
                     if self._graph is not None:
                         break
                 if time.monotonic() >= deadline:
+                    if isinstance(refused, RecoveryPending) and leftovers.pending_recovery(
+                            self.path, self.graph_file.name):
+                        raise refused
                     raise MemoryBusy("memory is being updated, try again in a few seconds") from refused
                 time.sleep(0.05)
             try:
