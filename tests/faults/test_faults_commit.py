@@ -106,3 +106,32 @@ def test_a_reader_finishes_a_commit_killed_in_its_checkpoint(mem, capsys):
     assert videos in ({"kitchen", "k2"}, {"kitchen", "k2", "k3"})
     assert not (path / "graph.kuzu.shadow").exists()
     assert check(path, capsys)[0] == 0
+
+
+CREATOR = textwrap.dedent("""
+    import sys
+    from memtools.embed.testing import TestEmbedder
+    from memtools.store import Memory
+    from memtools.testing import kitchen_graph
+    with Memory.create(sys.argv[1], TestEmbedder(64)) as memory:
+        memory.write_video(kitchen_graph(sys.argv[2]))
+""")
+
+
+def test_a_memory_whose_creation_was_killed_is_created_again(tmp_path, capsys):
+    path = tmp_path / "new"
+    done = subprocess.run([sys.executable, "-c", CREATOR, str(path), "kitchen"], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(SRC),
+                                            "MEMTOOLS_FAULT_POINT": "create-catalog-made"})
+    assert done.returncode == -9 and path.is_dir() and not (path / "memtools.json").exists(), done.stderr[-2000:]
+    (path / "work" / "kitchen").mkdir(parents=True)  # a build's checkpoints survive the restart
+    with Memory.create(path, EMBEDDER) as memory:  # the same command again
+        memory.write_video(kitchen_graph("kitchen"))
+    assert check(path, capsys)[0] == 0
+    assert (path / "work" / "kitchen").is_dir() and not (path / ".memtools-creating").exists()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(Exception, match="exists and is not a memtools memory"):
+        Memory.create(other, EMBEDDER)
+    assert (other / "notes.txt").read_text() == "mine"

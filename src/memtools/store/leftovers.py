@@ -1,13 +1,24 @@
-"""What a killed writer leaves behind, seen from outside the writers' lock: its intent file (readers
-of kuzu step aside while it is there), its journal and the graph engine's shadow pages (which only a
-writer's recovery, ``memtools.store.recovery``, can finish)."""
+"""What a killed process leaves behind, seen from outside the writers' lock: a writer's intent file
+(readers of kuzu step aside while it is there), its journal and the graph engine's shadow pages
+(which only a writer's recovery, ``memtools.store.recovery``, can finish); a ``Memory.create`` cut
+short before its manifest; and a memory made before ``videos.sqlite``, moved there when opened."""
 
 from __future__ import annotations
 
+import logging
+import os
+import shutil
 from pathlib import Path
 
+from memtools.errors import StoreError
 from memtools.store.file_lock import try_lock, unlock
 from memtools.store.integrity import INTENT_FILE, JOURNAL_FILE, LOCK_FILE
+from memtools.store.manifest import Manifest, migrate_legacy
+from memtools.store.video_catalog import CATALOG
+
+log = logging.getLogger("memtools.store.memory")
+
+CREATING = ".memtools-creating"  # a folder Memory.create has begun and not finished
 
 
 def clear_stale_intent(path: Path) -> bool:
@@ -45,5 +56,43 @@ def pending_recovery(path: Path, graph_name: str) -> list[str]:
             return []
         unlock(handle)
         return left
+    finally:
+        handle.close()
+
+
+def clear_unfinished(folder: Path) -> None:
+    """What a ``Memory.create`` killed before its manifest left (an empty graph, catalog and tables),
+    so it starts again; ``work/`` (a build's checkpoints) stays."""
+    log.info("%s: finishing a memory whose creation was interrupted", folder)
+    for entry in folder.iterdir():
+        if entry.name == "work":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def migrate_on_open(folder: Path) -> Manifest | None:
+    """A memory made before ``videos.sqlite`` moves its list of videos there when it is opened, if no
+    writer holds it (a writer migrates it itself) and the folder can be written; otherwise the list is
+    read as it is. Crash-safe (``manifest.migrate_legacy``); a failure only leaves the list in place."""
+    if not os.access(folder, os.W_OK):
+        return None
+    try:
+        handle = open(folder / LOCK_FILE, "a+")  # noqa: SIM115 - held for the migration
+    except OSError:
+        return None
+    try:
+        if not try_lock(handle):
+            return None
+        try:
+            return migrate_legacy(folder)
+        finally:
+            unlock(handle)
+    except (OSError, StoreError) as exc:
+        log.warning("could not move the list of videos of %s into %s (%s); it is read as it is", folder,
+                    CATALOG, exc)
+        return None
     finally:
         handle.close()

@@ -43,21 +43,20 @@ from memtools.schema import MacroEvent, SuperEvent, Video
 from memtools.store import engines, integrity, leftovers
 from memtools.store.base import GraphEngine, GraphStore, VectorIndex
 from memtools.store.entity_index import EntityIndex
-from memtools.store.file_lock import try_lock, unlock
-from memtools.store.integrity import INTENT_FILE, LOCK_FILE
+from memtools.store.faults import fault_point
+from memtools.store.integrity import INTENT_FILE
 from memtools.store.keyframe_index import KeyframeIndex
 from memtools.store.location import check_same_tables, check_tables_uri
 from memtools.store.manifest import (
     MANIFEST,
     EmbedderInfo,
     Manifest,
-    migrate_legacy,
     read_manifest,
     write_manifest,
 )
 from memtools.store.outline import Outline
 from memtools.store.vectors import LanceIndex
-from memtools.store.video_catalog import CATALOG, VideoCatalog
+from memtools.store.video_catalog import VideoCatalog
 from memtools.store.writes import MemoryWrites
 
 log = logging.getLogger(__name__)
@@ -123,11 +122,15 @@ class Memory(MemoryWrites):
                 raise ConfigError(f"memory at {folder} uses the {existing.graph_engine} graph engine, not "
                                   f"{engine.name}; leave out the engine option, or migrate it: memtools migrate "
                                   f"--memory {folder} --engine {engine.name} --to NEW_FOLDER")
+            (folder / leftovers.CREATING).unlink(missing_ok=True)  # a create killed after its manifest: it is whole
             return cls.open(folder, embedder, **options)
         if folder.exists() and any(folder.iterdir()):
-            raise ConfigError(f"{folder} exists and is not a memtools memory; choose an empty or new folder")
+            if not (folder / leftovers.CREATING).exists():
+                raise ConfigError(f"{folder} exists and is not a memtools memory; choose an empty or new folder")
+            leftovers.clear_unfinished(folder)
         engine.driver()  # not installed, or another engine loaded here: say so before the folder is made
         folder.mkdir(parents=True, exist_ok=True)
+        (folder / leftovers.CREATING).touch()  # until the manifest is in place: a create killed before it starts again
         manifest = Manifest(embedder=EmbedderInfo(name=embedder.name, dim=embedder.dim), tables=tables,
                             graph_engine=engine.name)
         if options.get("image_embedder") is not None:
@@ -139,7 +142,9 @@ class Memory(MemoryWrites):
         finally:
             graph.close()
         manifest.totals = VideoCatalog.create(folder, {}, manifest.generation).totals()
+        fault_point("create-catalog-made")
         write_manifest(folder, manifest)  # last: the manifest makes the folder a memory
+        (folder / leftovers.CREATING).unlink(missing_ok=True)
         return cls(folder, manifest, embedder, **options)
 
     @classmethod
@@ -154,7 +159,7 @@ class Memory(MemoryWrites):
         manifest = read_manifest(folder)
         manifest.check_compatible(folder, embedder.name if embedder else None, embedder.dim if embedder else None)
         if manifest.legacy:
-            manifest = _migrate_on_open(folder) or manifest
+            manifest = leftovers.migrate_on_open(folder) or manifest
         image_embedder = options.get("image_embedder")
         if image_embedder is not None:
             manifest.check_image_embedder(folder, image_embedder.name, image_embedder.dim)
@@ -392,28 +397,3 @@ class Memory(MemoryWrites):
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
-
-
-def _migrate_on_open(folder: Path) -> Manifest | None:
-    """A memory made before ``videos.sqlite`` moves its list of videos there when it is opened, if no
-    writer holds it (a writer migrates it itself) and the folder can be written; otherwise the list is
-    read as it is. Crash-safe (``manifest.migrate_legacy``); a failure only leaves the list in place."""
-    if not os.access(folder, os.W_OK):
-        return None
-    try:
-        handle = open(folder / LOCK_FILE, "a+")  # noqa: SIM115 - held for the migration
-    except OSError:
-        return None
-    try:
-        if not try_lock(handle):
-            return None
-        try:
-            return migrate_legacy(folder)
-        finally:
-            unlock(handle)
-    except (OSError, StoreError) as exc:
-        log.warning("could not move the list of videos of %s into %s (%s); it is read as it is", folder,
-                    CATALOG, exc)
-        return None
-    finally:
-        handle.close()
