@@ -267,9 +267,12 @@ class _s3_server:  # noqa: N801 (a context manager read as a phrase)
     def __enter__(self) -> None:
         if not self.wanted:
             return
+        import logging
+
         import boto3
         from moto.server import ThreadedMotoServer
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one line per request otherwise
         self.server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.server.start()
         host, port = self.server.get_host_and_port()

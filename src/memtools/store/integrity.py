@@ -357,8 +357,9 @@ def _check_files(path: Path, manifest: Manifest, report: Report) -> None:
         report.problems.append(Problem("files", f"leftovers of an interrupted write: {', '.join(leftovers)}{finish}",
                                        True))
     frames = path / "frames"
-    orphans = sorted(p.name for p in frames.iterdir() if p.is_dir() and p.name not in manifest.videos) \
-        if frames.is_dir() else []
+    orphans = sorted(p.name for p in frames.iterdir() if p.is_dir() and p.name not in manifest.videos
+                     and not (path / "work" / p.name).is_dir()) if frames.is_dir() else []  # (work/: a build
+    # or follow to resume, which lands the video again over its frames)
     if orphans:
         report.problems.append(Problem("files", f"frames of {len(orphans)} video(s) the manifest does not list: "
                                        f"frames/{_some(orphans)}", True))

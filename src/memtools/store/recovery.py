@@ -20,8 +20,9 @@ Recovery verifies, never trusts, the mark:
   tables' current versions);
 * otherwise the write is rolled back everywhere: lance goes back to the recorded versions, the
   graph loses whatever it holds of the write's new videos, and a replaced video whose old version
-  the graph no longer holds whole is removed from every part (lance rows, keyframe folder,
-  catalog), so the resumed command writes it again instead of finding a memory that disagrees.
+  the graph no longer holds whole is removed from the catalog and lance (its keyframe folder stays
+  for the resumed build), so the resumed command writes it again instead of finding a memory that
+  disagrees.
 
 Keyframe folders a write swaps (``journal.frames``, ``memtools.store.frame_swap``) are finished
 or put back the same way. Either way the journal goes last, so a kill inside ``recover`` is
@@ -197,7 +198,8 @@ def _roll_back(memory: MemoryParts, journal: Journal, graph: GraphStore) -> list
     """Undo the write in every part: lance back at the versions recorded before it, the graph
     without the write's new data, the catalog as it was. A replaced video whose old version the
     graph no longer holds whole (a kill inside the engine's commit can take the delete without the
-    insert) is removed everywhere; returns those videos."""
+    insert) is removed from the catalog and lance; returns those videos. Its keyframe folder stays:
+    the resumed build or follow (``work/<id>``) lands the video again over it."""
     _restore_tables(memory, journal)
     manifest = read_manifest(memory.path)
     listed = manifest.videos
@@ -224,8 +226,6 @@ def _roll_back(memory: MemoryParts, journal: Journal, graph: GraphStore) -> list
     memory.entities.replace_videos(lost, [])
     if memory.keyframes is not None:
         memory.keyframes.replace_videos(lost, [])
-    for vid in lost:
-        frame_swap.move_aside(memory.path, memory.frames_dir(vid), journal.token)
     generation = journal.generation + 1  # the write's own generation: it never reached the catalog
     totals = manifest.catalog.apply({}, lost, generation)  # applied once, like a roll-forward
     manifest.generation = max(manifest.generation, generation)
