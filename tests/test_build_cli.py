@@ -10,7 +10,7 @@ import pytest
 from build_helpers import dump_memory, scenes_video
 from memtools.build import TextProgress
 from memtools.build.progress import Progress
-from memtools.build.settings import _tiny_toml, resolve_settings, vlm_from_settings
+from memtools.build.settings import resolve_settings, vlm_from_settings
 from memtools.cli import main
 from memtools.errors import ConfigError
 from memtools.perception import OpenAIVLM, RecordingVLM, ReplayVLM
@@ -113,13 +113,6 @@ def test_settings_come_from_flags_then_environment_then_config_file(tmp_path):
         resolve_settings({"window_sec": -1}, {})
     with pytest.raises(ConfigError, match="unknown build preset"):
         resolve_settings({"preset": "huge"}, {})
-
-
-def test_the_tiny_toml_reader_for_python_310():
-    text = '# comment\n[build]\nvlm = "openai:m"  # trailing\nconcurrency = 4\nfresh = true\nratio = 0.5\n' \
-           "[build.keyframes]\nmax_gap_sec = 12\nname = 'single'\n"
-    assert _tiny_toml(text) == {"build": {"vlm": "openai:m", "concurrency": 4, "fresh": True, "ratio": 0.5,
-                                          "keyframes": {"max_gap_sec": 12, "name": "single"}}}
 
 
 def test_backends_from_settings(tmp_path):

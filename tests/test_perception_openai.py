@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 
 import httpx
@@ -135,7 +135,7 @@ async def test_429_waits_what_retry_after_says_then_succeeds(router):
 
 
 async def test_retry_after_as_http_date(router):
-    when = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    when = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=30), usegmt=True)
     router.post("/chat/completions").mock(side_effect=[error(503, "busy", {"Retry-After": when}), completion()])
     sleeps = Sleeps()
     await make_vlm(router, sleeps).complete(REQUEST)

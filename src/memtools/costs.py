@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -33,6 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from memtools.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # a dependency on Python 3.10 (pyproject.toml)
+    import tomli as tomllib
 
 CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 765  # a 512x512-ish frame in OpenAI's accounting; only used when a server reports no usage
@@ -152,12 +158,10 @@ class PriceTable:
         try:
             text = chosen.read_text(encoding="utf-8")
             if chosen.suffix == ".toml":
-                import tomllib
-
                 data = tomllib.loads(text)
             else:
                 data = json.loads(text)
-        except (OSError, ValueError, ImportError) as exc:
+        except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot read the price table {chosen}: {exc}") from exc
         models = data.get("models") if isinstance(data, dict) else None
         if not isinstance(models, dict):

@@ -17,11 +17,11 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Any, Literal, NotRequired, Required
+from typing import Any, Literal
 
 from pydantic import ConfigDict
 from pydantic.json_schema import SkipJsonSchema
-from typing_extensions import TypedDict
+from typing_extensions import NotRequired, Required, TypedDict
 
 from memtools.tools import MemoryTools
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,11 @@ from pydantic import BaseModel, ValidationError
 
 from memtools.build.config import BuildConfig
 from memtools.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # a dependency on Python 3.10 (pyproject.toml)
+    import tomli as tomllib
 
 ENV_PREFIX = "MEMTOOLS_"
 BACKEND_KEYS = ("vlm", "base_url", "api_key_env", "replay", "record", "embedder", "preset")
@@ -61,7 +66,7 @@ def load_config_file(path: str | os.PathLike, table: str = "build") -> dict[str,
         if p.suffix.lower() == ".json":
             data = json.loads(text)
         else:
-            data = _parse_toml(text)
+            data = tomllib.loads(text)
     except ValueError as exc:
         raise ConfigError(f"{p} is not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}: {exc}") from exc
     if not isinstance(data, dict):
@@ -70,51 +75,6 @@ def load_config_file(path: str | os.PathLike, table: str = "build") -> dict[str,
     if not isinstance(section, dict):
         raise ConfigError(f"[{table}] in {p} must be a table")
     return section
-
-
-def _parse_toml(text: str) -> dict[str, Any]:
-    try:
-        import tomllib  # Python 3.11+
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ModuleNotFoundError:
-            return _tiny_toml(text)
-    return tomllib.loads(text)
-
-
-_TABLE = re.compile(r"^\[([A-Za-z0-9_.-]+)\]$")
-_PAIR = re.compile(r"^([A-Za-z0-9_-]+)\s*=\s*(.+)$")
-
-
-def _tiny_toml(text: str) -> dict[str, Any]:
-    """The TOML a memtools config needs (tables, strings, numbers, booleans), for Python 3.10."""
-    root: dict[str, Any] = {}
-    table = root
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split(" #")[0].strip() if not raw.strip().startswith("#") else ""
-        if not line:
-            continue
-        if match := _TABLE.match(line):
-            table = root
-            for part in match.group(1).split("."):
-                table = table.setdefault(part, {})
-            continue
-        match = _PAIR.match(line)
-        if not match:
-            raise ValueError(f"line {number}: cannot read {raw.strip()!r}")
-        key, value = match.groups()
-        value = value.strip()
-        if value in ("true", "false"):
-            table[key] = value == "true"
-        elif value[:1] in "\"'":
-            table[key] = value[1:-1] if value[0] == "'" else json.loads(value)
-        else:
-            try:
-                table[key] = int(value) if re.fullmatch(r"[+-]?\d+", value) else float(value)
-            except ValueError:
-                raise ValueError(f"line {number}: unsupported value {value!r}") from None
-    return root
 
 
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -112,7 +112,8 @@ def signature(spec: ToolSpec) -> inspect.Signature:
     params = []
     for name, field in spec.args.model_fields.items():
         # built at run time for the SDK's signature reader, which mypy cannot follow
-        annotation = Annotated[(field.annotation, *field.metadata, Field(description=field.description))]  # type: ignore[name-defined]
+        parts = (field.annotation, *field.metadata, Field(description=field.description))
+        annotation = Annotated[parts]  # type: ignore[valid-type]
         default = inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
     return inspect.Signature(params, return_annotation=Annotated[CallToolResult, output_model(spec)])

@@ -22,7 +22,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC
+from datetime import timezone
 from typing import Any, Literal
 
 import httpx
@@ -80,7 +80,7 @@ def parse_retry_after(headers: httpx.Headers, now: Callable[[], float] = time.ti
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
+        when = when.replace(tzinfo=timezone.utc)
     return max(0.0, when.timestamp() - now())
 
 
