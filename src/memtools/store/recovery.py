@@ -265,6 +265,9 @@ def _roll_forward(memory: MemoryParts, journal: Journal) -> str:
         if journal.image_embedder is not None and manifest.image_embedder is None:
             manifest.image_embedder = EmbedderInfo.model_validate(journal.image_embedder)
     fault_point("catalog-recovered")
+    for table in (memory.vectors_unchecked, memory.entities, memory.keyframes):  # the write folded them in
+        if table is not None:  # after its commit; a memory's first write makes the indexes check expects
+            table.finish_write()
     manifest.generation = generation
     memory.manifest = manifest
     memory._commit_manifest(manifest, totals)
