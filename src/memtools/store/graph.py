@@ -92,7 +92,9 @@ def translate(exc: Exception, doing: str, memory: Path | None = None) -> Excepti
     if any(marker in text for marker in LOCK_MARKERS):
         return MemoryBusy("memory is being updated by another process, try again in a few seconds")
     where = f" --memory {memory}" if memory is not None else ""
-    if any(marker in text for marker in RECOVERY_MARKERS):  # read-only open after a killed commit
+    if any(marker in text for marker in RECOVERY_MARKERS) or (".wal" in text and "Reading past the end" in text):
+        # a read-only open after a killed commit, or beside a writer's WAL that is just beginning (ladybug):
+        # the reader retries, or finishes the recovery itself when no writer holds the memory
         return RecoveryPending(recovery_message(memory))
     if "buffer pool is full" in text or ("Buffer manager exception" in text and "Mmap" not in text):
         return OutOfResources(f"the graph database ran out of memory while {doing} (one write needed more than "

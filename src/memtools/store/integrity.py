@@ -214,6 +214,26 @@ def _some(items: list[str]) -> str:
     return shown + (f" and {len(items) - EXAMPLES} more" if len(items) > EXAMPLES else "")
 
 
+def pending_recovery(path: Path, graph_name: str) -> list[str]:
+    """What a killed writer left for the next writer to finish: its journal, or the graph engine's
+    shadow pages (a commit's checkpoint cut short, which a read-only open cannot replay). Empty
+    when nothing is left, or when a writer holds the lock (it is at work and finishes its own)."""
+    left = [name for name in (JOURNAL_FILE, graph_name + ".shadow") if (path / name).exists()]
+    if not left:
+        return []
+    try:
+        handle = open(path / LOCK_FILE, "a+")  # noqa: SIM115 - closed below
+    except OSError:
+        return left
+    try:
+        if not try_lock(handle):
+            return []
+        unlock(handle)
+        return left
+    finally:
+        handle.close()
+
+
 def check(memory: MemoryParts) -> Report:
     """Compare the manifest, the graph, the lance tables and the frames; never changes anything.
     A write a killed process left half-done is reported as that (``Report.pending``), not as
@@ -221,8 +241,6 @@ def check(memory: MemoryParts) -> Report:
     path = memory.path
     manifest = read_manifest(path)
     memory.manifest = manifest
-    from memtools.store.leftovers import pending_recovery
-
     left = pending_recovery(path, graph_file_name(manifest))
     if left:
         return Report(path, pending=", ".join(left))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memtools.errors import StoreError
 from memtools.store.file_lock import try_lock, unlock
-from memtools.store.integrity import INTENT_FILE, JOURNAL_FILE, LOCK_FILE
+from memtools.store.integrity import INTENT_FILE, LOCK_FILE
 from memtools.store.manifest import Manifest, migrate_legacy
 from memtools.store.video_catalog import CATALOG
 
@@ -37,26 +37,6 @@ def clear_stale_intent(path: Path) -> bool:
         return False
     finally:
         unlock(handle)
-        handle.close()
-
-
-def pending_recovery(path: Path, graph_name: str) -> list[str]:
-    """What a killed writer left for the next writer to finish: its journal, or the graph engine's
-    shadow pages (a commit's checkpoint cut short, which a read-only open cannot replay). Empty
-    when nothing is left, or when a writer holds the lock (it is at work and finishes its own)."""
-    left = [name for name in (JOURNAL_FILE, graph_name + ".shadow") if (path / name).exists()]
-    if not left:
-        return []
-    try:
-        handle = open(path / LOCK_FILE, "a+")  # noqa: SIM115 - closed below
-    except OSError:
-        return left
-    try:
-        if not try_lock(handle):
-            return []
-        unlock(handle)
-        return left
-    finally:
         handle.close()
 
 

@@ -172,7 +172,7 @@ class Memory(MemoryWrites):
         """Finish or undo a write a killed process left here (``memtools.store.recovery``), if any, when
         this process may write the folder; returns what was done. A failure is logged, not raised: the
         reads that need the recovery say so, and ``memtools recover`` reports the cause."""
-        left = leftovers.pending_recovery(self.path, self.graph_file.name) if os.access(self.path, os.W_OK) else []
+        left = integrity.pending_recovery(self.path, self.graph_file.name) if os.access(self.path, os.W_OK) else []
         if not left:
             return None
         try:
@@ -343,7 +343,7 @@ class Memory(MemoryWrites):
                     if self._graph is not None:
                         break
                 if time.monotonic() >= deadline:
-                    if isinstance(refused, RecoveryPending) and leftovers.pending_recovery(
+                    if isinstance(refused, RecoveryPending) and integrity.pending_recovery(
                             self.path, self.graph_file.name):
                         raise refused
                     raise MemoryBusy("memory is being updated, try again in a few seconds") from refused
