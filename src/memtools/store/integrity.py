@@ -216,9 +216,10 @@ def _some(items: list[str]) -> str:
 
 def pending_recovery(path: Path, graph_name: str) -> list[str]:
     """What a killed writer left for the next writer to finish: its journal, or the graph engine's
-    shadow pages (a commit's checkpoint cut short, which a read-only open cannot replay). Empty
+    shadow pages or write-ahead log (a commit or its checkpoint cut short: a read-only open cannot
+    replay the first, nor ladybug's log when the kill left it empty; a clean close leaves neither). Empty
     when nothing is left, or when a writer holds the lock (it is at work and finishes its own)."""
-    left = [name for name in (JOURNAL_FILE, graph_name + ".shadow") if (path / name).exists()]
+    left = [name for name in (JOURNAL_FILE, graph_name + ".shadow", graph_name + ".wal") if (path / name).exists()]
     if not left:
         return []
     try:
