@@ -130,6 +130,6 @@ async def test_a_tool_prefix_renames_every_tool(memory_path):
 
 
 def test_the_server_readme_names_every_tool():
-    readme = (REPO / "mcp_server" / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "mcp-server.md").read_text(encoding="utf-8")
     missing = [name for name in TOOL_SPECS if f"`{name}`" not in readme]
-    assert not missing, f"mcp_server/README.md does not describe: {missing}"
+    assert not missing, f"docs/mcp-server.md does not describe: {missing}"
