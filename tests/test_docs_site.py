@@ -40,3 +40,17 @@ def test_a_broken_anchor_fails_the_build(tmp_path):
     done = build_site(tmp_path / "site", tmp_path / "mkdocs.yml")
     assert done.returncode != 0
     assert "no-such-heading" in done.stdout + done.stderr
+
+
+QUICK_START = ('python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e ".[dev]" '
+               '&& bash examples/quickstart.sh')
+TEST_COMMAND = ". .venv/bin/activate && python -m pytest -q"
+
+
+def test_the_readme_is_a_front_page():
+    """At most 200 lines, the picture, and the two commands exactly as a new user copies them."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    lines = readme.splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines; move a section to docs/"
+    assert QUICK_START in lines and TEST_COMMAND in lines
+    assert "](docs/sample-timeline.png)" in readme
