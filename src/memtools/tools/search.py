@@ -3,7 +3,7 @@ moments, how hits merge into spans, and how the graph walk weighs each edge type
 
 Presets are named (``SearchConfig.preset(name)``); every preset is scored by
 ``benchmarks/search_quality.py --dataset activitynet`` and ``SearchConfig.default()`` is the
-one that scored best there (see README, "Search quality").
+one that scored best there (docs/search.md, "Measured").
 
 Strategies:
 
