@@ -24,3 +24,5 @@ def register(*specs: ToolSpec) -> None:
 
 
 __all__ = ["WRITE_TOOL_SPECS", "register"]
+
+import memtools.tools.write_tools  # noqa: E402,F401 - registers the notes, entity, forget and undo tools
