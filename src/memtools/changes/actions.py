@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memtools.changes import edits
-from memtools.changes.apply import Applied, Edit, change, undo
+from memtools.changes.apply import Applied, Edit, change, settle_if_left, undo
 from memtools.changes.log import Change, ChangeLog
 from memtools.errors import ToolError, ToolNotFound
 from memtools.schema import VideoGraph, video_id_problem
@@ -115,7 +115,7 @@ def merge_entities(memory: Memory, entity_id: str, other_id: str) -> Applied:
         graph = _need(graph, video_id)
         keep, keep_name = _mentions(memory, graph, entity_id)
         other, other_name = _mentions(memory, graph, other_id)
-        after = edits.merged(graph, keep, other)
+        after = edits.merged(graph, keep, other, keep_name)
         return Edit("merge", video_id, f"merged {other_id} ({other_name}) into {entity_id} ({keep_name})", after)
 
     return change(memory, video_id, make)
@@ -141,7 +141,8 @@ def undo_change(memory: Memory, change_id: str) -> Applied:
 
 
 def change_log(memory: Memory, limit: int = 50, video_id: str | None = None) -> list[Change]:
-    """The newest changes, newest first."""
+    """The newest changes, newest first (changes a killed process left pending settled first, when possible)."""
+    settle_if_left(memory)
     return ChangeLog(memory.path).entries(limit, video_id)
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtools.changes.log import ChangeLog, change_seq
-from memtools.errors import ToolError, ToolNotFound
+from memtools.errors import MemoryBusy, ToolError, ToolNotFound
 from memtools.schema import VideoGraph
 from memtools.store.faults import fault_point
 from memtools.tools.caller import require_write
@@ -86,6 +86,16 @@ def settle_pending(memory: Memory, log: ChangeLog) -> None:
     """Settle the changes a killed process left ``pending`` (the memory recovered already)."""
     for change in log.pending():
         log.settle(change.id, digest(read_video(memory, change.video_id)) == change.after_digest)
+
+
+def settle_if_left(memory: Memory) -> None:
+    """Settle changes a killed process left pending, when this process may write and no writer is busy."""
+    log = ChangeLog(memory.path)
+    if not log.pending() or not os.access(memory.path, os.W_OK):
+        return
+    with contextlib.suppress(MemoryBusy), memory.writes_paused():
+        memory.finish_recovery()
+        settle_pending(memory, log)
 
 
 def _keep_frames(memory: Memory, video_id: str, cid: str) -> None:
@@ -176,4 +186,4 @@ def undo(memory: Memory, target: str) -> Applied:
     return change(memory, found.video_id, make, undoes=found.id)
 
 
-__all__ = ["CHANGES_DIR", "Applied", "Edit", "change", "digest", "read_video", "settle_pending", "undo"]
+__all__ = ["CHANGES_DIR", "Applied", "Edit", "change", "digest", "read_video", "settle_if_left", "settle_pending", "undo"]

@@ -120,13 +120,13 @@ def renamed(graph: VideoGraph, mention_ids: list[str], name: str) -> VideoGraph:
     return out
 
 
-def merged(graph: VideoGraph, keep: list[str], other: list[str]) -> VideoGraph:
-    """``other``'s mentions joined to ``keep``'s (named as ``keep`` is, where it has a name)."""
+def merged(graph: VideoGraph, keep: list[str], other: list[str], keep_name: str) -> VideoGraph:
+    """``other``'s mentions joined to ``keep``'s, and named as ``keep`` is (``keep_name``, its shown name)."""
     if set(keep) & set(other):
         raise ToolError("these are already one entity; pass two different entities to merge")
     out = graph.model_copy(deep=True)
     first = mentions_of(out, keep)
-    name = next((e.name for e in first if e.name), None)
+    name = next((e.name for e in first if e.name), None) or keep_name
     identities = {e.attributes.get(IDENTITY) for e in first} - {None}
     identity = next(iter(identities)) if len(identities) == 1 else None
     for e in mentions_of(out, other):
