@@ -31,8 +31,9 @@ from memtools.tools.caller import CALLER, Caller
 
 READ_SCOPE = "memtools:read"
 WRITE_SCOPE = "memtools:write"
-MAX_PEEK_BYTES = 64 * 1024 * 1024
-"""The most of a request body the guard reads to tell whether it calls a write tool (a larger one is refused)."""
+MAX_PEEK_BYTES = 4 * 1024 * 1024
+"""The most of a request body the guard reads to tell whether it calls a write tool: a larger one is answered 413,
+as the SDK's transport answers any body over its default limit (4 MiB)."""
 
 
 def caller_of(scopes: frozenset[str] | None, who: str) -> Caller:
