@@ -104,12 +104,14 @@ async def test_stdio_writes_only_with_allow_writes(tmp_path):
     command, args = mcp_command(memory)
     async with Client(StdioServerParameters(command=command, args=args)) as client:
         assert {t.name for t in (await client.list_tools()).tools} == set(TOOL_SPECS)
+        assert "User note:" in client.instructions and "add_note" not in client.instructions
         refused = await client.call_tool("add_note", WRITE_CALLS["add_note"])
         assert refused.is_error  # not served at all
     command, args = mcp_command(memory, "--allow-writes")
     async with Client(StdioServerParameters(command=command, args=args)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) == set(TOOL_SPECS) | set(WRITE_TOOL_SPECS)
+        assert "add_note(about, text)" in client.instructions and "ask the user first" in client.instructions
         assert tools["forget_video"].annotations.destructive_hint is True
         huge = await client.call_tool("add_note", {"about": "kitchen@10", "text": "x" * (10 * 1024 * 1024)})
         assert huge.is_error and "10000" in huge.content[0].text.replace(",", "")

@@ -186,4 +186,5 @@ def undo(memory: Memory, target: str) -> Applied:
     return change(memory, found.video_id, make, undoes=found.id)
 
 
-__all__ = ["CHANGES_DIR", "Applied", "Edit", "change", "digest", "read_video", "settle_if_left", "settle_pending", "undo"]
+__all__ = ["CHANGES_DIR", "Applied", "Edit", "change", "digest", "read_video", "settle_if_left", "settle_pending",
+           "undo"]

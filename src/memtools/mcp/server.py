@@ -27,7 +27,7 @@ from memtools.mcp.adapter import (
 )
 from memtools.mcp.completions import register_completions
 from memtools.mcp.permission import request_caller
-from memtools.mcp.prompts import INSTRUCTIONS, prompt_problem, register_prompts
+from memtools.mcp.prompts import INSTRUCTIONS, WRITE_INSTRUCTIONS, prompt_problem, register_prompts
 from memtools.mcp.resources import register_resources
 from memtools.mcp.sdk import Server, invalid_params
 from memtools.store import Memory
@@ -223,8 +223,9 @@ def build_server(
     if allow_writes and getattr(tools, "read_only", False):
         raise ConfigError("--allow-writes: a read replica never writes; change the memory where it is built, "
                           "then `memtools publish` it")
-    instructions = INSTRUCTIONS + (f"\n\nOn this server every tool name starts with {tool_prefix!r}: call "
-                                   f"{tool_prefix}search_nodes for search_nodes, and so on." if tool_prefix else "")
+    instructions = INSTRUCTIONS + (WRITE_INSTRUCTIONS if allow_writes else "")
+    instructions += (f"\n\nOn this server every tool name starts with {tool_prefix!r}: call "
+                     f"{tool_prefix}search_nodes for search_nodes, and so on." if tool_prefix else "")
     server = MemtoolsServer(tools, tool_prefix, allow_writes, name=name, title="memtools video memory",
                             instructions=instructions, version=_version(), log_level=log_level)
     for spec in server.specs.values():
