@@ -42,6 +42,9 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     """
     if http:  # a refused exposure or a missing token fails before anything else
         check_exposure(host, authenticator(options or HttpOptions()), options or HttpOptions())
+        if allow_writes and options is not None and options.auth_token_env and not options.write_token_env:
+            log.warning("--allow-writes with only --auth-token-env: that token only reads, so no HTTP client can "
+                        "write; add --write-token-env VAR for the writers' token")
     from memtools.mcp.warmup import warm_up
 
     level: Literal["INFO", "WARNING"] = "INFO" if verbose else "WARNING"
