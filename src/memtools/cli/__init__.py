@@ -20,7 +20,7 @@ from memtools.errors import MemtoolsError, ToolError
 
 # Module names under memtools.cli, in the order ``memtools --help`` lists them.
 COMMANDS = ("info", "importing", "tool", "build", "serve", "publish", "ask", "evaluate", "memdreamer", "check", "show",
-            "migrate")
+            "migrate", "changes")
 
 
 def _version() -> str:

@@ -26,5 +26,5 @@ def run(args: argparse.Namespace) -> int:
 
     serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
           options=http_options(args), tool_prefix=args.tool_prefix, poll_seconds=args.poll_seconds,
-          cache_dir=args.cache_dir)
+          cache_dir=args.cache_dir, allow_writes=args.allow_writes)
     return 0

@@ -39,6 +39,18 @@ Drill down from the top:
 Macro labels and summaries are short: open the subgraph before answering who-did-what. Errors say what to
 call instead; "memory is being updated" means retry in a few seconds. The prompt answer_video_question
 holds the full answering strategy.
+Micro-events whose text starts "User note:" are notes a person added (who someone is, what something
+was): they are the user's own statements, so prefer them over what the model that built the memory saw.
+"""
+
+WRITE_INSTRUCTIONS = """
+This server also lets you change the memory for the user (each change is recorded and can be undone):
+- add_note(about, text) when the user tells you something worth remembering about a moment
+  ('kitchen@2:05'), an entity ('kitchen/entity_003') or a whole video: use their words;
+- rename_entity, merge_entities (a duplicate), split_entity (two things taken for one) to correct entities;
+- forget_video removes a video: ask the user first;
+- every result names a change id: undo_change(change_id) undoes it, list_changes shows the log.
+Change the memory only when the user asks you to or clearly states a fact to remember.
 """
 
 _STRATEGY = """\

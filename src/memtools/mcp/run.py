@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from memtools.errors import MemtoolsError
+from memtools.errors import ConfigError, MemtoolsError
 from memtools.mcp.http import HttpOptions, authenticator, check_exposure, run_http
 from memtools.mcp.server import _version, build_server
 from memtools.options import add_serve_arguments, resolve_memory
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
           verbose: bool = False, options: HttpOptions | None = None, tool_prefix: str = "",
-          poll_seconds: float = 30.0, cache_dir: Path | None = None) -> None:
+          poll_seconds: float = 30.0, cache_dir: Path | None = None, allow_writes: bool = False) -> None:
     """Serve the memory folder over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
     ``memory`` may also be ``s3://bucket/prefix``, where ``memtools publish`` put the memory: the
@@ -34,15 +34,23 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     up every ``poll_seconds`` (``memtools.replica.serving``).
 
     ``options`` guard HTTP (allowed hosts and origins, authentication, connection cap; see
-    ``memtools.mcp.http``). Raises ``MemoryNotFound`` / ``IncompatibleMemory`` / ``ConfigError``
+    ``memtools.mcp.http``). ``allow_writes`` serves the tools that change the memory, to the callers
+    that may write (``memtools.mcp.permission``); a read replica refuses it.
+    Raises ``MemoryNotFound`` / ``IncompatibleMemory`` / ``ConfigError``
     before any client connects. Returns when
     the client closes stdin (stdio) or on Ctrl-C (HTTP).
     """
     if http:  # a refused exposure or a missing token fails before anything else
         check_exposure(host, authenticator(options or HttpOptions()), options or HttpOptions())
+        if allow_writes and options is not None and options.auth_token_env and not options.write_token_env:
+            log.warning("--allow-writes with only --auth-token-env: that token only reads, so no HTTP client can "
+                        "write; add --write-token-env VAR for the writers' token")
     from memtools.mcp.warmup import warm_up
 
     level: Literal["INFO", "WARNING"] = "INFO" if verbose else "WARNING"
+    if allow_writes and isinstance(memory, str) and "://" in memory:
+        raise ConfigError("--allow-writes: a read replica never writes; change the memory where it is built, "
+                          "then `memtools publish` it")
     if isinstance(memory, str) and "://" in memory:
         from memtools.replica.serving import ReplicaTools
 
@@ -55,7 +63,7 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         provider, close, where = opened, opened.close, str(opened.path)
         warming = None
     try:
-        server = build_server(provider, log_level=level, tool_prefix=tool_prefix)
+        server = build_server(provider, log_level=level, tool_prefix=tool_prefix, allow_writes=allow_writes)
     except MemtoolsError:
         close()
         raise
@@ -78,7 +86,8 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
 def http_options(args: argparse.Namespace) -> HttpOptions:
     """The ``HttpOptions`` of parsed ``add_serve_arguments`` options."""
     return HttpOptions(allowed_hosts=tuple(args.allowed_host), allowed_origins=tuple(args.allowed_origin),
-                       auth_token_env=args.auth_token_env, auth_issuer=args.auth_issuer,
+                       auth_token_env=args.auth_token_env, write_token_env=args.write_token_env,
+                       auth_issuer=args.auth_issuer,
                        auth_audience=args.auth_audience, insecure_no_auth=args.insecure_no_auth,
                        max_connections=args.max_connections,
                        max_client_connections=args.max_client_connections)
@@ -104,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
               options=http_options(args), tool_prefix=args.tool_prefix, poll_seconds=args.poll_seconds,
-              cache_dir=args.cache_dir)
+              cache_dir=args.cache_dir, allow_writes=args.allow_writes)
     except MemtoolsError as exc:
         print(f"memtools-mcp: error: {exc}", file=sys.stderr)
         return 1

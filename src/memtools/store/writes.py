@@ -95,6 +95,7 @@ class MemoryWrites(VideoWrites):
         def _pin_tables(self) -> None: ...
 
         _lock: threading.RLock
+        _lock_depth: int
         write_timeout: float
         _recovered: str | None  # what the last ``_writing()`` recovered (``recovery.recover``)
 
@@ -344,8 +345,16 @@ class MemoryWrites(VideoWrites):
 
     @contextlib.contextmanager
     def _process_lock(self) -> Iterator[None]:
-        """``memtools.lock``: one writing process at a time (and this process's writes serialized)."""
+        """``memtools.lock``: one writing process at a time (and this process's writes serialized). The thread
+        that holds it may enter again (a change in ``memtools.changes`` holds it around the write it makes)."""
         with self._lock:
+            if getattr(self, "_lock_depth", 0):
+                self._lock_depth += 1
+                try:
+                    yield
+                finally:
+                    self._lock_depth -= 1
+                return
             handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - held for the block
             try:
                 deadline = time.monotonic() + self.write_timeout
@@ -355,8 +364,10 @@ class MemoryWrites(VideoWrites):
                     time.sleep(0.1)
                 if (migrated := migrate_legacy(self.path)) is not None:  # made before videos.sqlite: the first
                     self.manifest, self._manifest_stamp = migrated, self._stamp()  # writer moves the entries
+                self._lock_depth = 1
                 yield
             finally:
+                self._lock_depth = 0
                 unlock(handle)
                 handle.close()
 

@@ -1,0 +1,32 @@
+"""Correcting and forgetting: notes, entity renames, merges and splits, forgetting a video, and undo.
+
+Every change is journaled like a build (whole or not at all under ``kill -9``), recorded in the
+memory's change log (``changes.sqlite``: id, when, who, through which front end, what) and can be
+undone (``undo_change``; an undo of an undo redoes). See docs/writing.md.
+
+    from memtools import Memory
+    from memtools.changes import add_note, merge_entities, undo_change, change_log
+
+    with Memory.open("my-memory") as memory:
+        note = add_note(memory, "kitchen@125", "the man in the red apron is Tom")
+        merged = merge_entities(memory, "kitchen/entity_001", "kitchen/entity_004")
+        undo_change(memory, merged.change_id)
+        for change in change_log(memory):
+            print(change.line())
+"""
+
+from memtools.changes.actions import (
+    add_note,
+    change_log,
+    forget_video,
+    merge_entities,
+    rename_entity,
+    split_entity,
+    undo_change,
+)
+from memtools.changes.apply import Applied
+from memtools.changes.edits import MAX_NOTE_CHARS
+from memtools.changes.log import Change
+
+__all__ = ["MAX_NOTE_CHARS", "Applied", "Change", "add_note", "change_log", "forget_video", "merge_entities",
+           "rename_entity", "split_entity", "undo_change"]

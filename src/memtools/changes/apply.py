@@ -1,0 +1,190 @@
+"""Making one change to one video, recorded and undoable, whole or not at all under ``kill -9``.
+
+Every change (a note, a rename, a merge, a split, forgetting a video, an undo) is the same few steps,
+all under the memory's writer lock (``memtools.lock``, held across them):
+
+1. a write a killed process left is finished or undone (``Memory.finish_recovery``), and a change
+   the log still calls ``pending`` is settled: it landed when the video now is what it was to become
+   (its digest), else it is ``abandoned``;
+2. the video is read whole (``VideoGraph``) and the edit computed from it: a refused edit (an
+   unknown id, a note too long) raises ``ToolError`` before anything is written;
+3. the log records the change as ``pending`` with the video's prior state and the digest of its new
+   one (``memtools.changes.log``); for a forgotten video, its keyframe files are kept beside the log
+   (``changes/<id>/frames/<video>/``, hard links where the file system allows);
+4. the memory's own journaled write (``Memory.write_video`` / ``delete_video``: all-or-nothing across
+   lance and the graph engine, docs/storage.md);
+5. the log marks it ``done``.
+
+A kill before 4 commits leaves the old video and a pending row settled as ``abandoned``; after, the
+new video and a row settled as ``done``. An undo writes the prior state back as a new change that
+names the one it undoes, so an undo of an undo redoes, and every step stays in the log.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memtools.changes.log import ChangeLog, change_seq
+from memtools.errors import MemoryBusy, ToolError, ToolNotFound
+from memtools.schema import VideoGraph
+from memtools.store.faults import fault_point
+from memtools.tools.caller import require_write
+
+if TYPE_CHECKING:
+    from memtools.store import Memory
+
+CHANGES_DIR = "changes"
+"""Under the memory folder: the keyframes of forgotten videos, per change (``changes/<id>/frames/<video>``)."""
+
+
+def digest(graph: VideoGraph | None) -> str | None:
+    """A digest of a video's content that does not depend on the order the store returns it in."""
+    if graph is None:
+        return None
+    data = graph.model_dump(mode="json")
+    for key, value in data.items():
+        if isinstance(value, list):
+            data[key] = sorted(value, key=lambda item: json.dumps(item, sort_keys=True))
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def read_video(memory: Memory, video_id: str) -> VideoGraph | None:
+    with memory.reading() as graph:
+        return graph.video_graph(video_id)
+
+
+@dataclass(frozen=True)
+class Edit:
+    """What a change does to its video: ``after`` (``None`` to forget it) and a one-line summary."""
+
+    action: str
+    video_id: str
+    summary: str
+    after: VideoGraph | None
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A change that landed: its id, what it did, and the video afterwards (``None`` when forgotten)."""
+
+    change_id: str
+    action: str
+    summary: str
+    video_id: str
+    after: VideoGraph | None
+
+
+def settle_pending(memory: Memory, log: ChangeLog) -> None:
+    """Settle the changes a killed process left ``pending`` (the memory recovered already)."""
+    for change in log.pending():
+        log.settle(change.id, digest(read_video(memory, change.video_id)) == change.after_digest)
+
+
+def settle_if_left(memory: Memory) -> None:
+    """Settle changes a killed process left pending, when this process may write and no writer is busy."""
+    log = ChangeLog(memory.path)
+    if not log.pending() or not os.access(memory.path, os.W_OK):
+        return
+    with contextlib.suppress(MemoryBusy), memory.writes_paused():
+        memory.finish_recovery()
+        settle_pending(memory, log)
+
+
+def _keep_frames(memory: Memory, video_id: str, cid: str) -> None:
+    """Keep a forgotten video's keyframe files for an undo: ``changes/<id>/frames/<video>/``."""
+    source = memory.frames_dir(video_id)
+    if not source.is_dir():
+        return
+    target = memory.path / CHANGES_DIR / cid / source.relative_to(memory.path)
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(source, target, copy_function=link, dirs_exist_ok=True)
+
+
+def _staged_frames(memory: Memory, undone: str, video_id: str) -> dict[str, Path]:
+    root = memory.path / CHANGES_DIR / undone
+    return {video_id: root} if (root / memory.frames_dir(video_id).relative_to(memory.path)).is_dir() else {}
+
+
+def change(memory: Memory, video_id: str, make: Callable[[VideoGraph | None], Edit], *,
+           undoes: str | None = None) -> Applied:
+    """Apply the edit ``make`` computes from the video's current state, as one recorded change (module docstring)."""
+    caller = require_write()
+    log = ChangeLog(memory.path)
+    with memory.writes_paused():
+        memory.finish_recovery()
+        settle_pending(memory, log)
+        before = read_video(memory, video_id)
+        edit = make(before)
+        if edit.after is None and before is None:
+            raise ToolNotFound(f"no video {video_id!r} in this memory; list_videos gives the ids")
+        if edit.after is not None:
+            try:
+                edit.after.check()
+            except ValueError as exc:
+                raise ToolError(f"this change would leave video {video_id!r} inconsistent: {exc}") from exc
+        cid = log.begin(front_end=caller.front_end, who=caller.who, action=edit.action, summary=edit.summary,
+                        video_id=video_id, before=before.model_dump_json() if before is not None else None,
+                        after_digest=digest(edit.after), undoes=undoes)
+        fault_point("change-recorded")
+        try:
+            if edit.after is None:
+                _keep_frames(memory, video_id, cid)
+                memory.delete_video(video_id)
+            else:
+                staged = _staged_frames(memory, undoes, video_id) if undoes and before is None else {}
+                memory.write_videos([edit.after], staged_frames=staged)
+        except BaseException:
+            with contextlib.suppress(Exception):  # the store undid its write at once: the row is abandoned
+                settle_pending(memory, log)
+            raise
+        fault_point("change-written")
+        log.settle(cid, True)
+    return Applied(cid, edit.action, edit.summary, video_id, edit.after)
+
+
+def undo(memory: Memory, target: str) -> Applied:
+    """Write back the video as it was before change ``target`` (refused when it changed since)."""
+    log = ChangeLog(memory.path)
+    found = log.get(target)
+    if found is None:
+        recent = ", ".join(c.id for c in log.entries(5)) or "none yet"
+        raise ToolNotFound(f"no change {target!r} in this memory's log (recent: {recent}); `memtools log` or "
+                           "list_changes lists them")
+    if found.state != "done":
+        raise ToolError(f"change {found.id} did not land ({found.state}), so there is nothing to undo")
+    if found.undone_by:
+        raise ToolError(f"change {found.id} was already undone by {found.undone_by}; undo {found.undone_by} to "
+                        "redo it")
+    prior = log.before(found.id)
+
+    def make(current: VideoGraph | None) -> Edit:
+        if digest(current) != found.after_digest:
+            later = [c.id for c in log.entries(20, found.video_id) if c.state == "done"
+                     and (change_seq(c.id) or 0) > (change_seq(found.id) or 0)]
+            by = f" (by {', '.join(reversed(later))})" if later else " (by a build or import)"
+            raise ToolError(f"video {found.video_id!r} changed after {found.id}{by}; undo the later changes "
+                            "first, newest first")
+        after = VideoGraph.model_validate(prior) if prior is not None else None
+        if found.undoes:
+            return Edit("redo", found.video_id, f"undid {found.id}, so {found.undoes} holds again", after)
+        return Edit("undo", found.video_id, f"undid {found.id} ({found.action}: {found.summary})"[:300], after)
+
+    return change(memory, found.video_id, make, undoes=found.id)
+
+
+__all__ = ["CHANGES_DIR", "Applied", "Edit", "change", "digest", "read_video", "settle_if_left", "settle_pending",
+           "undo"]

@@ -1,0 +1,115 @@
+"""``memtools note | rename-entity | merge-entities | split-entity | forget | log | undo``: correct and forget.
+
+Each change is recorded in the memory's change log with the CLI as its front end, and can be undone
+(``memtools undo CHANGE_ID``; undoing an undo redoes). See docs/writing.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from memtools.cli.common import add_memory_arg, open_memory
+
+UNDO_HINT = "(undo it with `memtools undo {cid}`)"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("note", help="attach a note (a statement of yours) to a moment, an entity or a video",
+                       description="Attach a note to a moment (VIDEO@SECONDS or VIDEO@M:SS), an entity id or a "
+                                   "video id. It is found by search and marked as yours.")
+    add_memory_arg(p)
+    p.add_argument("about", help="kitchen@125, kitchen@2:05, kitchen/entity_003 or kitchen")
+    p.add_argument("text", help="the statement to remember")
+    p.set_defaults(func=_note)
+
+    p = sub.add_parser("rename-entity", help="correct an entity's name")
+    add_memory_arg(p)
+    p.add_argument("entity_id")
+    p.add_argument("name")
+    p.set_defaults(func=_rename)
+
+    p = sub.add_parser("merge-entities", help="make two entities of one video one (OTHER joins ENTITY)")
+    add_memory_arg(p)
+    p.add_argument("entity_id")
+    p.add_argument("other_id")
+    p.set_defaults(func=_merge)
+
+    p = sub.add_parser("split-entity", help="split mentions off an entity that is really two")
+    add_memory_arg(p)
+    p.add_argument("entity_id")
+    p.add_argument("mention_ids", nargs="+", help="the mentions (from get_entity_timeline) to split off")
+    p.add_argument("--name", default=None, help="the split-off entity's name")
+    p.set_defaults(func=_split)
+
+    p = sub.add_parser("forget", help="remove a video from the memory (undoable)")
+    add_memory_arg(p)
+    p.add_argument("video_id")
+    p.set_defaults(func=_forget)
+
+    p = sub.add_parser("log", help="the memory's change log: id, when, who, through which front end, what")
+    add_memory_arg(p)
+    p.add_argument("--limit", type=int, default=50, help="show the newest N changes (default 50)")
+    p.add_argument("--video", default=None, help="only changes to this video")
+    p.set_defaults(func=_log)
+
+    p = sub.add_parser("undo", help="undo one change (undoing an undo redoes it)")
+    add_memory_arg(p)
+    p.add_argument("change_id", help="a change id from `memtools log`, e.g. c0007")
+    p.set_defaults(func=_undo)
+
+
+def _run(args: argparse.Namespace, action) -> int:
+    from memtools.tools.caller import acting_as, owner
+
+    with open_memory(args.memory) as memory, acting_as(owner("cli")):
+        applied = action(memory)
+    print(f"{applied.change_id}: {applied.summary} " + UNDO_HINT.format(cid=applied.change_id))
+    return 0
+
+
+def _note(args: argparse.Namespace) -> int:
+    from memtools.changes import add_note
+
+    return _run(args, lambda m: add_note(m, args.about, args.text))
+
+
+def _rename(args: argparse.Namespace) -> int:
+    from memtools.changes import rename_entity
+
+    return _run(args, lambda m: rename_entity(m, args.entity_id, args.name))
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from memtools.changes import merge_entities
+
+    return _run(args, lambda m: merge_entities(m, args.entity_id, args.other_id))
+
+
+def _split(args: argparse.Namespace) -> int:
+    from memtools.changes import split_entity
+
+    return _run(args, lambda m: split_entity(m, args.entity_id, args.mention_ids, args.name))
+
+
+def _forget(args: argparse.Namespace) -> int:
+    from memtools.changes import forget_video
+
+    return _run(args, lambda m: forget_video(m, args.video_id))
+
+
+def _undo(args: argparse.Namespace) -> int:
+    from memtools.changes import undo_change
+
+    return _run(args, lambda m: undo_change(m, args.change_id))
+
+
+def _log(args: argparse.Namespace) -> int:
+    from memtools.changes import change_log
+
+    with open_memory(args.memory) as memory:
+        entries = change_log(memory, max(1, args.limit), args.video)
+    if not entries:
+        print("No changes recorded in this memory yet.")
+    for change in entries:
+        print(change.line())
+    return 0

@@ -1,0 +1,171 @@
+"""The write tools an assistant may call (``memtools serve --allow-writes``): notes, entity corrections,
+forgetting a video, undo and the change log. Each wraps ``memtools.changes`` for ``ToolSpec.invoke``:
+it refuses a caller that may only read (``require_write``), runs the change as that caller (the change
+log records the front end and who) and returns a ``ChangeResult`` naming the change id to undo it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from memtools import changes
+from memtools.changes.edits import MAX_NOTE_CHARS
+from memtools.tools.caller import require_write
+from memtools.tools.core import MemoryTools
+from memtools.tools.results import ToolResult
+from memtools.tools.specs import ToolSpec, _Args
+from memtools.tools.write_specs import register
+
+EntityId = Annotated[str, Field(max_length=256, description=(
+    "Entity id from search_entities or get_entity_timeline, e.g. '<video>/entity_003' (a mention id like "
+    "'<video>/macro_0003/ent_002' also works)."))]
+
+
+class ChangeResult(ToolResult):
+    """One change made: its id (to undo it), what it did, and the video it touched."""
+
+    change_id: str
+    action: str
+    summary: str
+    video_id: str
+
+    def render(self) -> str:
+        return (f"Done: {self.summary}. Change {self.change_id} (undo it with undo_change("
+                f"change_id='{self.change_id}')).")
+
+
+class ChangeItem(BaseModel):
+    change_id: str
+    when: str
+    who: str
+    front_end: str
+    action: str
+    summary: str
+    state: str
+    undone_by: str | None = None
+
+
+class ChangeList(ToolResult):
+    changes: list[ChangeItem]
+
+    def render(self) -> str:
+        if not self.changes:
+            return "No changes recorded in this memory yet."
+        lines = [f"{len(self.changes)} change(s), newest first:"]
+        for c in self.changes:
+            state = "" if c.state == "done" else f" ({c.state})"
+            undone = f" [undone by {c.undone_by}]" if c.undone_by else ""
+            lines.append(f"{c.change_id} {c.when} {c.who} via {c.front_end}: {c.action}: {c.summary}{state}{undone}")
+        return "\n".join(lines)
+
+
+def _result(applied: changes.Applied) -> ChangeResult:
+    return ChangeResult(change_id=applied.change_id, action=applied.action, summary=applied.summary,
+                        video_id=applied.video_id)
+
+
+def add_note(tools: MemoryTools, about: str, text: str) -> ChangeResult:
+    require_write()
+    return _result(changes.add_note(tools.memory, about, text))
+
+
+def forget_video(tools: MemoryTools, video_id: str) -> ChangeResult:
+    require_write()
+    return _result(changes.forget_video(tools.memory, video_id))
+
+
+def rename_entity(tools: MemoryTools, entity_id: str, name: str) -> ChangeResult:
+    require_write()
+    return _result(changes.rename_entity(tools.memory, entity_id, name))
+
+
+def merge_entities(tools: MemoryTools, entity_id: str, other_id: str) -> ChangeResult:
+    require_write()
+    return _result(changes.merge_entities(tools.memory, entity_id, other_id))
+
+
+def split_entity(tools: MemoryTools, entity_id: str, mention_ids: list[str], new_name: str | None = None
+                 ) -> ChangeResult:
+    require_write()
+    return _result(changes.split_entity(tools.memory, entity_id, mention_ids, new_name))
+
+
+def undo_change(tools: MemoryTools, change_id: str) -> ChangeResult:
+    require_write()
+    return _result(changes.undo_change(tools.memory, change_id))
+
+
+def list_changes(tools: MemoryTools, limit: int = 20, video_id: str | None = None) -> ChangeList:
+    return ChangeList(changes=[ChangeItem(change_id=c.id, when=c.when, who=c.who, front_end=c.front_end,
+                                          action=c.action, summary=c.summary, state=c.state, undone_by=c.undone_by)
+                               for c in changes.change_log(tools.memory, limit, video_id)])
+
+
+class NoteArgs(_Args):
+    about: str = Field(min_length=1, max_length=300, description=(
+        "What the note is about: a moment 'video@seconds' (e.g. 'kitchen@125' or 'kitchen@2:05'), an entity id "
+        "('<video>/entity_003'), or a video id for the whole video."))
+    text: str = Field(min_length=1, max_length=MAX_NOTE_CHARS, description=(
+        f"The user's statement to remember, in their words (at most {MAX_NOTE_CHARS:,} characters), e.g. 'the man "
+        "in the red apron is Tom'."))
+
+
+class ForgetArgs(_Args):
+    video_id: str = Field(max_length=128, description="Video id from list_videos: the video to remove.")
+
+
+class RenameArgs(_Args):
+    entity_id: EntityId
+    name: str = Field(min_length=1, max_length=200, description="The entity's right name, e.g. 'Tom'.")
+
+
+class MergeArgs(_Args):
+    entity_id: EntityId
+    other_id: str = Field(max_length=256, description=(
+        "The entity of the same video that is really the same one; it joins entity_id and takes its name."))
+
+
+class SplitArgs(_Args):
+    entity_id: EntityId
+    mention_ids: list[Annotated[str, Field(max_length=256)]] = Field(min_length=1, max_length=200, description=(
+        "The mentions ('<video>/macro_0003/ent_002', from get_entity_timeline) that are a different entity."))
+    new_name: str | None = Field(default=None, max_length=200, description="The split-off entity's name, if known.")
+
+
+class UndoArgs(_Args):
+    change_id: str = Field(max_length=32, description="A change id from list_changes or a write's result, e.g. "
+                                                      "'c0007'. Undoing an undo redoes the change.")
+
+
+class ChangesArgs(_Args):
+    limit: int = Field(default=20, ge=1, le=200, description="At most this many changes, newest first.")
+    video_id: str | None = Field(default=None, max_length=128, description="Only changes to this video.")
+
+
+register(
+    ToolSpec("add_note", "write",
+             "Remember something the user states about a moment, an entity or a video (e.g. who a person is). "
+             "The note is found by search_nodes, marked as the user's, and can be undone.", NoteArgs, add_note,
+             write=True),
+    ToolSpec("rename_entity", "write", "Correct the name of an entity (every mention of it in its video).",
+             RenameArgs, rename_entity, write=True),
+    ToolSpec("merge_entities", "write",
+             "Make two entities of one video one (a duplicate the memory kept apart): other_id joins entity_id.",
+             MergeArgs, merge_entities, write=True),
+    ToolSpec("split_entity", "write",
+             "Split mentions off an entity that the memory wrongly made one (two people taken for one).",
+             SplitArgs, split_entity, write=True),
+    ToolSpec("forget_video", "write",
+             "Remove a video from the memory (its graph, vectors and keyframes). Ask the user first; undo_change "
+             "brings it back.", ForgetArgs, forget_video, write=True),
+    ToolSpec("undo_change", "write",
+             "Undo one change (a note, rename, merge, split, forget or undo) by its id; undoing an undo redoes it.",
+             UndoArgs, undo_change, write=True),
+    ToolSpec("list_changes", "write",
+             "The memory's change log, newest first: change id, when, who, through which front end, what.",
+             ChangesArgs, list_changes, write=True),
+)
+
+__all__ = ["ChangeItem", "ChangeList", "ChangeResult"]
