@@ -17,7 +17,15 @@ from mcp.types import Tool as MCPTool
 
 from memtools.errors import ConfigError
 from memtools.mcp import uris
-from memtools.mcp.adapter import ANNOTATIONS, ERROR_KIND_META, META, call, input_schema, tool_function
+from memtools.mcp.adapter import (
+    ANNOTATIONS,
+    ERROR_KIND_META,
+    META,
+    call,
+    input_schema,
+    returns_images,
+    tool_function,
+)
 from memtools.mcp.completions import register_completions
 from memtools.mcp.prompts import INSTRUCTIONS, prompt_problem, register_prompts
 from memtools.mcp.resources import register_resources
@@ -85,6 +93,8 @@ class MemtoolsServer(Server):
         self.memtools = tools
         self.tool_prefix = tool_prefix
         self._listed_hidden: set[str] | None = None  # what the last tools/list left out
+        self.jobs: Any = None  # the build tools (memtools.mcp.jobs.JobTools) when add_video is on
+        self.structured_images = True
 
     def spec_of(self, name: str) -> Any:
         """The ``ToolSpec`` a (prefixed) tool name stands for, or ``None``."""
@@ -109,7 +119,10 @@ class MemtoolsServer(Server):
         out = []
         for t in listed:
             spec = self.spec_of(t.name)
-            if spec is None:
+            if spec is None and self.jobs is not None and self.jobs.owns(t.name):
+                out.append(MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
+                                                   "inputSchema": self.jobs.input_schema(t.name)}))
+            elif spec is None:
                 out.append(t)
             elif spec.name not in hidden:
                 out.append(MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
@@ -119,13 +132,16 @@ class MemtoolsServer(Server):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """memtools tools get the client's raw arguments (checked strictly by ``ToolSpec.invoke``, not coerced)."""
         spec = self.spec_of(name)
+        if spec is None and self.jobs is not None and self.jobs.owns(name):
+            return await self.jobs.dispatch(name, arguments, self.request_context(context))
         if spec is None:
             return await super().call_tool(name, arguments, context)
         if spec.name in await anyio.to_thread.run_sync(self.unavailable):  # a client that listed it earlier
             outcome = ToolOutcome.failure(spec.name, "unavailable", msg.NO_FRAME_VECTORS)
             return CallToolResult(content=[TextContent(type="text", text=outcome.text)], isError=True,
                                   _meta={ERROR_KIND_META: "unavailable"})
-        result: CallToolResult = await anyio.to_thread.run_sync(functools.partial(call, spec, self.memtools, arguments))
+        result: CallToolResult = await anyio.to_thread.run_sync(functools.partial(
+            call, spec, self.memtools, arguments, structured_images=self.structured_images))
         await self._tell_if_tools_changed(context)
         return result
 
@@ -176,6 +192,8 @@ def build_server(
     name: str = "memtools",
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
     tool_prefix: str = "",
+    jobs: Any = None,
+    structured_images: bool = True,
 ) -> MemtoolsServer:
     """The MCP server over ``memory``: every tool of ``TOOL_SPECS`` (read-only), resources, the ORA prompt,
     completions of their arguments.
@@ -186,6 +204,11 @@ def build_server(
     name, so ``search_nodes`` does not collide with another server's. Run it with
     ``server.run()`` (stdio) or ``server.run_http(host, port)`` (streamable HTTP);
     ``memtools.mcp.serve`` does both.
+
+    ``jobs`` (a started or not yet started ``memtools.jobs.JobRunner``) adds the build tools
+    ``add_video``, ``get_job``, ``list_jobs`` and ``estimate_build`` (``memtools.mcp.jobs``).
+    ``structured_images=False`` leaves structured content out of the image results
+    (``inspect_frames``, ``search_frames``): some clients drop a result's images when it has some.
     """
     if tool_prefix and not TOOL_PREFIX.fullmatch(tool_prefix):
         raise ConfigError(f"--tool-prefix {tool_prefix!r}: use letters, digits, '_' or '-' (at most 32), "
@@ -195,11 +218,16 @@ def build_server(
                                    f"{tool_prefix}search_nodes for search_nodes, and so on." if tool_prefix else "")
     server = MemtoolsServer(tools, tool_prefix, name=name, title="memtools video memory", instructions=instructions,
                             version=_version(), log_level=log_level)
+    server.structured_images = structured_images
     for spec in TOOL_SPECS.values():
-        server.add_tool(tool_function(spec, tools), name=tool_prefix + spec.name,
+        server.add_tool(tool_function(spec, tools, structured_images=structured_images), name=tool_prefix + spec.name,
                         title=spec.name.replace("_", " ").capitalize(),
                         description=spec.description, annotations=ANNOTATIONS, meta=dict(META),
-                        structured_output=True)
+                        structured_output=structured_images or not returns_images(spec))
+    if jobs is not None:
+        from memtools.mcp.jobs import register_job_tools
+
+        register_job_tools(server, jobs, tool_prefix)
     register_resources(server, tools)
     register_prompts(server)
     register_completions(server, tools)

@@ -1,0 +1,196 @@
+"""add_video through the official MCP client: a job followed to done with progress, resumed after kill -9, capped.
+
+Servers run as subprocesses over stdio and streamable HTTP, on an empty memory, with the
+package's scripted fake model (``jobs_support.gated_vlm`` where a build must stand still).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import StdioServerParameters
+
+from jobs_support import GATED, SCRIPTED, make_sample_video, server_command, server_env
+from mcp_support import Client, free_port
+from memtools.embed.testing import TestEmbedder
+from memtools.store import Memory
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("videos")
+    make_sample_video(folder / "sample.mp4")
+    for name in ("second.mp4", "third.mp4"):
+        shutil.copy(folder / "sample.mp4", folder / name)
+    return folder
+
+
+def empty_memory(folder: Path) -> Path:
+    Memory.create(folder / "mem", TestEmbedder(64)).close()
+    return folder / "mem"
+
+
+def stdio(memory: Path, *extra: str, **env: str) -> StdioServerParameters:
+    command, args = server_command(memory, *extra)
+    return StdioServerParameters(command=command, args=args, env=server_env(**env))
+
+
+async def test_add_the_sample_follow_the_job_with_progress_and_search_it(tmp_path, videos):
+    memory = empty_memory(tmp_path)
+    params = stdio(memory, "--allow-root", str(videos), "--vlm", SCRIPTED, "--preset", "short")
+    async with Client(params) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"add_video", "get_job", "list_jobs", "estimate_build"} <= names
+        added = await client.call_tool("add_video", {"source": "sample.mp4"})
+        assert not added.is_error, added.content[0].text
+        job_id = added.structured_content["job_id"]
+        assert added.structured_content["state"] in ("queued", "running")
+        seen: list[tuple[float, str | None]] = []
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            seen.append((value, message))
+
+        job = await client.call_tool("get_job", {"job_id": job_id, "wait_seconds": 60}, progress_callback=progress)
+        done = job.structured_content
+        assert done["state"] == "done", job.content[0].text
+        assert done["video_id"] == "sample" and done["calls"] > 0 and done["input_tokens"] > 0
+        assert seen and any("running" in (m or "") for _, m in seen)  # progress notifications came
+        assert [v for v, _ in seen] == sorted(v for v, _ in seen)
+        found = await client.call_tool("search_nodes", {"query": "a red ball knocks over boxes", "top_k": 3})
+        assert "sample/macro_" in found.content[0].text
+        listed = await client.call_tool("list_videos", {})
+        assert "sample" in listed.content[0].text
+        resources = [str(r.uri) for r in (await client.list_resources()).resources]
+        assert any("sample" in uri for uri in resources)  # its summary is a resource now
+        again = await client.call_tool("add_video", {"source": str(videos / "sample.mp4")})
+        assert not again.is_error  # adding it again is a job that finds it built: nothing written twice
+        second = await client.call_tool("get_job", {"job_id": again.structured_content["job_id"], "wait_seconds": 60})
+        assert second.structured_content["state"] == "done" and second.structured_content["calls"] == 0
+    with Memory.open(memory) as opened:
+        assert opened.video_ids() == ["sample"]
+
+
+async def test_hostile_sources_are_refused_in_plain_words(tmp_path, videos):
+    memory = empty_memory(tmp_path)
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "escape.mp4").symlink_to(videos / "sample.mp4")  # a link out of the root
+    (root / "zero.mp4").symlink_to("/dev/zero")
+    os.mkfifo(root / "pipe.mp4")
+    params = stdio(memory, "--allow-root", str(root), "--vlm", SCRIPTED)
+    async with Client(params) as client:
+        for source in ("../videos/sample.mp4", f"{root}/../{videos.name}/sample.mp4", "escape.mp4", "zero.mp4",
+                       "/dev/zero", "pipe.mp4", "http://127.0.0.1:9/a.mp4", "missing.mp4"):
+            result = await client.call_tool("add_video", {"source": source})
+            assert result.is_error, source
+            text = result.content[0].text
+            assert "Traceback" not in text and ("outside" in text or "not a regular file" in text
+                                                or "no file" in text or "without --allow-urls" in text), text
+        jobs = await client.call_tool("list_jobs", {})
+        assert "No jobs" in jobs.content[0].text
+        bad = await client.call_tool("add_video", {"source": "x.mp4", "unknown": 1})
+        assert bad.is_error and "unknown" in bad.content[0].text
+
+
+async def test_a_flood_of_jobs_is_capped(tmp_path, videos):
+    memory = empty_memory(tmp_path)
+    params = stdio(memory, "--allow-root", str(videos), "--vlm", GATED, "--max-queued-jobs", "2",
+                   JOBS_TEST_OPEN_CALLS="0", JOBS_TEST_GATE=str(tmp_path / "never"))
+    async with Client(params) as client:
+        for name in ("sample.mp4", "second.mp4"):
+            assert not (await client.call_tool("add_video", {"source": name})).is_error
+        refused = await client.call_tool("add_video", {"source": "third.mp4"})
+        assert refused.is_error and "try again in 30 s" in refused.content[0].text
+        assert refused.meta["memtools/errorKind"] == "busy"
+
+
+def _serve_http(memory: Path, port: int, *extra: str, **env: str) -> subprocess.Popen:
+    code = "import sys; from memtools.cli import main; sys.exit(main())"
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen([sys.executable, "-c", code, "serve", "--memory", str(memory), "--http", "--port",
+                             str(port), *extra], stdout=subprocess.DEVNULL, stderr=log, env=server_env(**env))
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            log.seek(0)
+            raise RuntimeError(log.read().decode()[-2000:])
+        time.sleep(0.1)
+
+
+async def test_over_http_a_job_is_followed_and_a_flood_gets_503_with_retry_after(tmp_path, videos):
+    memory = empty_memory(tmp_path)
+    port = free_port()
+    gate = tmp_path / "gate"
+    proc = _serve_http(memory, port, "--allow-root", str(videos), "--vlm", GATED, "--max-queued-jobs", "1",
+                       JOBS_TEST_OPEN_CALLS="0", JOBS_TEST_GATE=str(gate))
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with Client(url) as client:
+            added = await client.call_tool("add_video", {"source": "sample.mp4"})
+            job_id = added.structured_content["job_id"]
+            call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                    "params": {"name": "add_video", "arguments": {"source": "second.mp4"}}}
+            flood = httpx.post(url, json=call, headers={"Accept": "application/json, text/event-stream"})
+            assert flood.status_code == 503 and flood.headers["Retry-After"] == "30"
+            gate.touch()
+            state = None
+            for _ in range(20):
+                job = await client.call_tool("get_job", {"job_id": job_id, "wait_seconds": 30})
+                state = job.structured_content["state"]
+                if state in ("done", "failed"):
+                    break
+            assert state == "done"
+            found = await client.call_tool("search_nodes", {"query": "red ball", "top_k": 2})
+            assert "sample/" in found.content[0].text
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def test_kill_9_during_a_job_then_restart_resumes_it_without_duplicates(tmp_path, videos):
+    memory = empty_memory(tmp_path)
+    calls_log, gate = tmp_path / "calls.log", tmp_path / "gate"
+    port = free_port()
+    proc = _serve_http(memory, port, "--allow-root", str(videos), "--vlm", GATED, "--preset", "short",
+                       JOBS_TEST_OPEN_CALLS="3", JOBS_TEST_GATE=str(gate), JOBS_TEST_CALL_LOG=str(calls_log))
+    try:
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            job_id = (await client.call_tool("add_video", {"source": "sample.mp4"})).structured_content["job_id"]
+        checkpoints = memory / "work" / "sample" / "calls"
+        deadline = time.monotonic() + 60
+        while len(list(checkpoints.rglob("*.json"))) < 3:
+            assert time.monotonic() < deadline, "the build never answered three calls"
+            time.sleep(0.1)
+        running = json.loads((memory / "jobs.json").read_text())["jobs"][0]
+        assert running["state"] == "running"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    gate.touch()
+    params = stdio(memory, "--allow-root", str(videos), "--vlm", GATED, "--preset", "short",
+                   JOBS_TEST_GATE=str(gate), JOBS_TEST_CALL_LOG=str(calls_log))
+    async with Client(params) as client:
+        job = (await client.call_tool("get_job", {"job_id": job_id, "wait_seconds": 60})).structured_content
+        assert job["state"] == "done" and job["runs"] == 2
+        jobs = (await client.call_tool("list_jobs", {})).structured_content["jobs"]
+        assert [j["job_id"] for j in jobs] == [job_id]
+    answered = calls_log.read_text().splitlines()
+    assert len(answered) == 9  # 3 before the kill + 6 after: the uninterrupted short build's 9, none asked twice
+    with Memory.open(memory) as opened:
+        assert opened.video_ids() == ["sample"]
+        assert opened.manifest.videos["sample"].counts["macro"] == 6
