@@ -51,6 +51,9 @@ async def test_add_the_sample_follow_the_job_with_progress_and_search_it(tmp_pat
     async with Client(params) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert {"add_video", "get_job", "list_jobs", "estimate_build"} <= names
+        estimate = await client.call_tool("estimate_build", {"sources": ["sample.mp4"]})
+        assert not estimate.is_error and "no model was called" in estimate.content[0].text
+        planned = estimate.structured_content["calls"]
         added = await client.call_tool("add_video", {"source": "sample.mp4"})
         assert not added.is_error, added.content[0].text
         job_id = added.structured_content["job_id"]
@@ -64,6 +67,7 @@ async def test_add_the_sample_follow_the_job_with_progress_and_search_it(tmp_pat
         done = job.structured_content
         assert done["state"] == "done", job.content[0].text
         assert done["video_id"] == "sample" and done["calls"] > 0 and done["input_tokens"] > 0
+        assert abs(planned - done["calls"]) <= 0.2 * done["calls"]
         assert seen and any("running" in (m or "") for _, m in seen)  # progress notifications came
         assert [v for v, _ in seen] == sorted(v for v, _ in seen)
         found = await client.call_tool("search_nodes", {"query": "a red ball knocks over boxes", "top_k": 3})
