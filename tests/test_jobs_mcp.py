@@ -41,7 +41,7 @@ def empty_memory(folder: Path) -> Path:
 
 
 def stdio(memory: Path, *extra: str, **env: str) -> StdioServerParameters:
-    command, args = server_command(memory, *extra)
+    command, args = server_command(memory, "--allow-writes", *extra)
     return StdioServerParameters(command=command, args=args, env=server_env(**env))
 
 
@@ -121,12 +121,15 @@ async def test_a_flood_of_jobs_is_capped(tmp_path, videos):
 def _serve_http(memory: Path, port: int, *extra: str, **env: str) -> subprocess.Popen:
     code = "import sys; from memtools.cli import main; sys.exit(main())"
     log = tempfile.TemporaryFile()
-    proc = subprocess.Popen([sys.executable, "-c", code, "serve", "--memory", str(memory), "--http", "--port",
-                             str(port), *extra], stdout=subprocess.DEVNULL, stderr=log, env=server_env(**env))
+    command = [sys.executable, "-c", code, "serve", "--memory", str(memory), "--http", "--port", str(port),
+               "--allow-writes", *extra]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, env=server_env(**env))
     deadline = time.monotonic() + 60
+    token = env.get("WRITE_TOKEN")
     while True:
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+            headers = {"Authorization": f"Bearer {token}"} if token else None
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1, headers=headers).status_code == 200:
                 return proc
         except httpx.HTTPError:
             pass
@@ -198,3 +201,37 @@ async def test_kill_9_during_a_job_then_restart_resumes_it_without_duplicates(tm
     with Memory.open(memory) as opened:
         assert opened.video_ids() == ["sample"]
         assert opened.manifest.videos["sample"].counts["macro"] == 6
+
+
+def _rpc(url: str, token: str, method: str, params: dict) -> httpx.Response:
+    return httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, timeout=30,
+                      headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"})
+
+
+def test_a_read_only_token_neither_sees_nor_calls_the_build_tools(tmp_path, videos):
+    memory = empty_memory(tmp_path)
+    port = free_port()
+    proc = _serve_http(memory, port, "--allow-root", str(videos), "--vlm", SCRIPTED, "--auth-token-env", "READ_TOKEN",
+                       "--write-token-env", "WRITE_TOKEN", READ_TOKEN="r" * 32, WRITE_TOKEN="w" * 32)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        listed = {t["name"] for t in _rpc(url, "r" * 32, "tools/list", {}).json()["result"]["tools"]}
+        assert "search_nodes" in listed and not listed & {"add_video", "get_job", "list_jobs", "estimate_build"}
+        for name in ("add_video", "get_job", "list_jobs"):
+            refused = _rpc(url, "r" * 32, "tools/call", {"name": name, "arguments": {"source": "sample.mp4"}})
+            assert refused.status_code == 403 and "insufficient_scope" in refused.headers["WWW-Authenticate"]
+        writer = {t["name"] for t in _rpc(url, "w" * 32, "tools/list", {}).json()["result"]["tools"]}
+        assert {"add_video", "get_job", "list_jobs", "estimate_build"} <= writer
+        added = _rpc(url, "w" * 32, "tools/call", {"name": "add_video", "arguments": {"source": "sample.mp4"}})
+        assert added.json()["result"]["structuredContent"]["state"] in ("queued", "running", "done")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_add_video_needs_allow_writes(tmp_path, videos):
+    memory = empty_memory(tmp_path)
+    command, args = server_command(memory, "--allow-root", str(videos), "--vlm", SCRIPTED)
+    done = subprocess.run([command, *args], capture_output=True, text=True, timeout=60, env=server_env(),
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode != 0 and "--allow-writes" in done.stderr and "Traceback" not in done.stderr

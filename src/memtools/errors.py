@@ -40,9 +40,10 @@ from __future__ import annotations
 import logging
 from typing import Literal
 
-ToolErrorKind = Literal["bad-arguments", "not-found", "busy", "unavailable"]
-"""What went wrong with a tool call: the model's arguments, a missing id, a busy memory, or a memory
-that cannot be read at all (``unavailable``: not found, damaged or incompatible; a developer must act)."""
+ToolErrorKind = Literal["bad-arguments", "not-found", "busy", "unavailable", "forbidden"]
+"""What went wrong with a tool call: the model's arguments, a missing id, a busy memory, a memory
+that cannot be read at all (``unavailable``: not found, damaged or incompatible; a developer must act),
+or a change asked by a caller who may only read (``forbidden``)."""
 
 
 class MemtoolsError(Exception):

@@ -93,6 +93,10 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--cache-dir", type=folder, default=None, metavar="DIR",
                    help="where the served version is downloaded (default $MEMTOOLS_CACHE_DIR, else "
                         "$XDG_CACHE_HOME/memtools/replicas or ~/.cache/memtools/replicas)")
+    p.add_argument("--allow-writes", action="store_true",
+                   help="serve the tools that change the memory (add_note, rename_entity, merge_entities, "
+                        "split_entity, forget_video, undo_change; each recorded in `memtools log` and undoable); "
+                        "over HTTP only tokens of --write-token-env, or with the memtools:write scope, may use them")
     g = p.add_argument_group("HTTP security")
     g.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                    help="also accept requests whose Host header names NAME (loopback names and the --host address "
@@ -103,6 +107,9 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--auth-token-env", metavar="VAR",
                    help="require 'Authorization: Bearer <token>' on every route, the token being the value of the "
                         "environment variable VAR")
+    g.add_argument("--write-token-env", metavar="VAR",
+                   help="with --allow-writes: a second bearer token, the value of VAR, that may also change the "
+                        "memory (the --auth-token-env token only reads)")
     g.add_argument("--auth-issuer", metavar="URL",
                    help="MCP authorization: accept OAuth access tokens of this issuer (checked at its token "
                         "introspection endpoint); serves /.well-known/oauth-protected-resource")

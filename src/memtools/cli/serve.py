@@ -27,5 +27,6 @@ def run(args: argparse.Namespace) -> int:
 
     serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
           options=http_options(args), tool_prefix=args.tool_prefix, poll_seconds=args.poll_seconds,
-          cache_dir=args.cache_dir, jobs=job_options(args), structured_images=args.structured_images)
+          cache_dir=args.cache_dir, allow_writes=args.allow_writes, jobs=job_options(args),
+          structured_images=args.structured_images)
     return 0

@@ -36,6 +36,9 @@ from memtools.tools.text import clip, hms
 log = logging.getLogger(__name__)
 
 ANNOTATIONS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+WRITE_ANNOTATIONS = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False,
+                                    openWorldHint=False)
+"""Of a tool that changes the memory (every change can be undone, but a client should still ask first)."""
 META = {"anthropic/maxResultSizeChars": MAX_RESULT_CHARS}
 ERROR_KIND_META = "memtools/errorKind"
 """``_meta`` key of an ``is_error`` result: ``bad-arguments``, ``not-found``, ``busy`` or ``unavailable``."""

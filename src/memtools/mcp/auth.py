@@ -5,7 +5,8 @@ Both are checked by ``memtools.mcp.guard.Guard`` on every route.
 - ``StaticToken``: ``--auth-token-env VAR`` names an environment variable holding one secret
   token (at least ``MIN_TOKEN_CHARS`` characters, or the server refuses to start); a request
   must carry ``Authorization: Bearer <it>`` (compared with ``hmac.compare_digest``). A refusal
-  says ``WWW-Authenticate: Bearer realm="memtools"``.
+  says ``WWW-Authenticate: Bearer realm="memtools"``. ``--write-token-env VAR2`` names a second
+  token that may also write (with ``--allow-writes``; the first one only reads).
 - ``IntrospectionVerifier``: ``--auth-issuer URL [--auth-audience AUD]`` (``https://``, or plain
   ``http://`` for an issuer on a loopback address only). The server is an
   OAuth 2.1 protected resource (RFC 9728): it serves its metadata at
@@ -19,7 +20,8 @@ Both are checked by ``memtools.mcp.guard.Guard`` on every route.
   cannot be reached (refused, timed out, or answering 5xx) the request gets 503 with
   ``Retry-After``, not a refusal of its token (``AuthUnavailable``). A refusal says
   ``WWW-Authenticate: Bearer resource_metadata="<url>/.well-known/oauth-protected-resource"``.
-  It implements the SDK's ``TokenVerifier`` protocol (``verify_token -> AccessToken | None``).
+  A token with the scope ``memtools:write`` may write (with ``--allow-writes``); any other valid
+  token reads. It implements the SDK's ``TokenVerifier`` protocol (``verify_token -> AccessToken | None``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from mcp.server.auth.provider import AccessToken
 
 from memtools.errors import ConfigError
 from memtools.mcp.guard import MCP_PATH, METADATA_PATH, AuthUnavailable, is_loopback
+from memtools.mcp.permission import READ_SCOPE, WRITE_SCOPE
 
 log = logging.getLogger(__name__)
 
@@ -48,22 +51,43 @@ MIN_TOKEN_CHARS = 32
 """The shortest static bearer token accepted (``secrets.token_urlsafe(32)`` gives 43 characters)."""
 
 
-class StaticToken:
-    """One shared secret, read from an environment variable at startup."""
+def _read_token(option: str, env: str) -> bytes:
+    token = os.environ.get(env, "").strip()
+    make = f"`export {env}=$(python -c \"import secrets; print(secrets.token_urlsafe(32))\")`"
+    if not token:
+        raise ConfigError(f"{option} {env}: the environment variable {env} is not set or empty; "
+                          f"set it to a long random secret, e.g. {make}")
+    if len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(f"{option} {env}: the token in {env} has {len(token)} characters, too few to "
+                          f"resist guessing; use a random one of at least {MIN_TOKEN_CHARS}, e.g. {make}")
+    return token.encode()
 
-    def __init__(self, env: str) -> None:
-        token = os.environ.get(env, "").strip()
-        make = f"`export {env}=$(python -c \"import secrets; print(secrets.token_urlsafe(32))\")`"
-        if not token:
-            raise ConfigError(f"--auth-token-env {env}: the environment variable {env} is not set or empty; "
-                              f"set it to a long random secret, e.g. {make}")
-        if len(token) < MIN_TOKEN_CHARS:
-            raise ConfigError(f"--auth-token-env {env}: the token in {env} has {len(token)} characters, too few to "
-                              f"resist guessing; use a random one of at least {MIN_TOKEN_CHARS}, e.g. {make}")
-        self._token = token.encode()
+
+class StaticToken:
+    """Shared secrets read from environment variables at startup: ``env`` (``--auth-token-env``) reads,
+    ``write_env`` (``--write-token-env``) reads and writes (``memtools.mcp.permission``)."""
+
+    def __init__(self, env: str | None, write_env: str | None = None) -> None:
+        self._read = _read_token("--auth-token-env", env) if env else None
+        self._write = _read_token("--write-token-env", write_env) if write_env else None
+        if self._read is not None and self._write is not None and hmac.compare_digest(self._read, self._write):
+            raise ConfigError(f"--auth-token-env {env} and --write-token-env {write_env} hold the same token: give "
+                              "the writers a token of their own, so a reader's token cannot write")
+
+    async def grant(self, token: str) -> frozenset[str] | None:
+        """The scopes ``token`` grants (``None``: not a valid token)."""
+        given = token.encode()
+        if self._write is not None and hmac.compare_digest(given, self._write):
+            return frozenset({READ_SCOPE, WRITE_SCOPE})
+        if self._read is not None and hmac.compare_digest(given, self._read):
+            return frozenset({READ_SCOPE})
+        return None
 
     async def check(self, token: str) -> bool:
-        return hmac.compare_digest(token.encode(), self._token)
+        return await self.grant(token) is not None
+
+    def who(self, token: str) -> str:  # noqa: ARG002 - same API as the verifier
+        return "token holder"
 
     def challenge(self, base_url: str, error: str | None) -> str:  # noqa: ARG002 - same API as the verifier
         return 'Bearer realm="memtools"' + (f', error="{error}"' if error else "")
@@ -99,9 +123,24 @@ class IntrospectionVerifier:
 
     async def check(self, token: str) -> bool:
         """Whether ``token`` is valid; raises ``AuthUnavailable`` when the issuer cannot be asked."""
+        return await self.grant(token) is not None
+
+    async def grant(self, token: str) -> frozenset[str] | None:
+        """The token's scopes (``None``: not valid): ``memtools:write`` writes; any valid token reads.
+        Raises ``AuthUnavailable`` when the issuer cannot be asked."""
         import anyio.to_thread
 
-        return await anyio.to_thread.run_sync(self._verify, token) is not None
+        access = await anyio.to_thread.run_sync(self._verify, token)
+        return None if access is None else frozenset(access.scopes) | {READ_SCOPE}
+
+    def who(self, token: str) -> str:
+        """The token's subject or client, as the issuer named them (from the cached answer)."""
+        with self._lock:
+            cached = self._cache.get(token)
+        access = cached[1] if cached is not None else None
+        if access is None:
+            return "token holder"
+        return str(getattr(access, "subject", None) or access.client_id or "token holder")
 
     async def verify_token(self, token: str) -> AccessToken | None:
         import anyio.to_thread

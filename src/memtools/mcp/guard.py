@@ -15,7 +15,11 @@ routes alike), so no route can bypass it. In order, a request is:
    ``/.well-known/oauth-protected-resource`` is the only public route then;
 3. answered 405 when it is a ``GET`` on the stateless MCP endpoint (which has no event stream to
    offer, so no stream stays open);
-4. answered 503 (``Retry-After: 1``) when ``max_connections`` requests are already in flight.
+4. answered 403 with ``WWW-Authenticate: Bearer error="insufficient_scope"`` when it calls a tool that
+   changes the memory and its token may only read (``memtools.mcp.permission``); every request
+   that passes runs as its caller (``memtools.tools.caller.CALLER``: front end ``mcp``, the
+   token's subject, whether it may write);
+5. answered 503 (``Retry-After: 1``) when ``max_connections`` requests are already in flight.
 
 Connections are limited before any of this, below the app (``memtools.mcp.connections``).
 """
@@ -29,6 +33,9 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+from memtools.mcp import permission
+from memtools.tools.caller import acting_as
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +89,14 @@ class Gate:
     allowed_hosts: frozenset[str] = frozenset(LOOPBACK_NAMES)
     allowed_origins: frozenset[str] = frozenset()
     authenticator: Any = None
-    """``None`` (no authentication) or an object with ``async check(token) -> bool`` and
-    ``challenge(base_url, error) -> str`` (``memtools.mcp.auth``)."""
+    """``None`` (no authentication) or an object with ``async grant(token) -> frozenset[str] | None`` (the
+    token's scopes; ``None``: not valid), ``who(token) -> str`` and ``challenge(base_url, error) -> str``
+    (``memtools.mcp.auth``)."""
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     public_paths: frozenset[str] = field(default_factory=frozenset)
     """Paths served without authentication (the protected-resource metadata)."""
+    write_tools: frozenset[str] = field(default_factory=frozenset)
+    """The (prefixed) names of the tools that change the memory: a caller that may not write gets 403 for them."""
 
     @classmethod
     def make(cls, bind_host: str, hosts: Iterable[str] = (), origins: Iterable[str] = (), **kwargs: Any) -> Gate:
@@ -158,28 +168,45 @@ class Guard:
             return
         path = scope.get("path", "")
         auth = self.gate.authenticator
+        base = f"{scope.get('scheme', 'http')}://{host}"
+        scopes: frozenset[str] | None = None
+        who = "http client"
         if auth is not None and path not in self.gate.public_paths:
             token = bearer_token(headers)
             try:
-                valid = token is not None and await auth.check(token)
+                scopes = await auth.grant(token) if token is not None else None
             except AuthUnavailable as exc:
                 await _answer(send, 503, str(exc), {"Retry-After": "5"})
                 return
-            if not valid:
-                base = f"{scope.get('scheme', 'http')}://{host}"
+            if scopes is None:
                 error = "invalid_token" if token is not None else None
                 await _answer(send, 401, "a valid bearer token is required" if token is None
                               else "the bearer token is not valid", {"WWW-Authenticate": auth.challenge(base, error)})
                 return
+            who = auth.who(token) if token is not None else who
         if scope.get("method") == "GET" and path.rstrip("/") == MCP_PATH:
             await _answer(send, 405, "this stateless endpoint has no event stream: POST JSON-RPC requests to it",
                           {"Allow": "POST"})
             return
-        if self.in_flight >= self.gate.max_connections:
-            await _answer(send, 503, "the server is busy; try again in a second", {"Retry-After": "1"})
-            return
+        caller = permission.caller_of(scopes, who)
+        if auth is not None and not caller.may_write and self.gate.write_tools and path.rstrip("/") == MCP_PATH:
+            read = await permission.read_body(receive)
+            if read is None:
+                await _answer(send, 413, "the request is too large")
+                return
+            body, messages = read
+            tool = permission.calls_a_write_tool(body, self.gate.write_tools)
+            if tool is not None:
+                log.info("refused a call of %s by a token that may only read", tool)
+                await _answer(send, 403, f"the tool {tool} changes the memory, and this token may only read; use a "
+                                         "token that may write (the memtools:write scope)",
+                              {"WWW-Authenticate": permission.insufficient_scope(
+                                  auth.challenge(base, "insufficient_scope"))})
+                return
+            receive = permission.replay(messages, receive)
         self.in_flight += 1
         try:
-            await self.app(scope, receive, send)
+            with acting_as(caller):
+                await self.app(scope, receive, send)
         finally:
             self.in_flight -= 1

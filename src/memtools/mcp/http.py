@@ -20,6 +20,7 @@ class HttpOptions:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     auth_token_env: str | None = None
+    write_token_env: str | None = None
     auth_issuer: str | None = None
     auth_audience: str | None = None
     insecure_no_auth: bool = False
@@ -31,12 +32,13 @@ def authenticator(options: HttpOptions) -> Any:
     """The ``StaticToken`` or ``IntrospectionVerifier`` the options ask for, or ``None``."""
     from memtools.mcp.auth import IntrospectionVerifier, StaticToken
 
-    if options.auth_token_env and options.auth_issuer:
-        raise ConfigError("give either --auth-token-env or --auth-issuer, not both")
+    if (options.auth_token_env or options.write_token_env) and options.auth_issuer:
+        raise ConfigError("give either --auth-token-env / --write-token-env or --auth-issuer, not both (with an "
+                          "issuer, the memtools:write scope says who may write)")
     if options.auth_audience and not options.auth_issuer:
         raise ConfigError("--auth-audience needs --auth-issuer")
-    if options.auth_token_env:
-        return StaticToken(options.auth_token_env)
+    if options.auth_token_env or options.write_token_env:
+        return StaticToken(options.auth_token_env, options.write_token_env)
     if options.auth_issuer:
         return IntrospectionVerifier(options.auth_issuer, options.auth_audience)
     return None
@@ -69,7 +71,8 @@ def http_app(server: Any, host: str = "127.0.0.1", options: HttpOptions | None =
             server.custom_route(path, methods=["GET"])(resource_metadata)
         public = frozenset({METADATA_PATH, METADATA_PATH + "/mcp"})
     gate = Gate.make(host, options.allowed_hosts, options.allowed_origins, authenticator=auth,
-                     max_connections=options.max_connections, public_paths=public)
+                     max_connections=options.max_connections, public_paths=public,
+                     write_tools=server.write_tool_names())
     app = server.http_app()
     if getattr(server, "jobs", None) is not None:  # add_video while the job queue is full: 503 + Retry-After
         from memtools.mcp.jobs import FloodGate

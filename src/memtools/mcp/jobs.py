@@ -21,7 +21,6 @@ job queue is full (on stdio the call gets an error result saying when to try aga
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 from collections.abc import Callable
 from typing import Annotated, Any, get_type_hints
@@ -33,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from memtools.build.estimate import estimate_build
 from memtools.errors import MemtoolsError, VideoError
 from memtools.jobs import Job, JobList, JobRunner, JobsFull
+from memtools.mcp import permission
 from memtools.mcp.adapter import ERROR_KIND_META
 from memtools.mcp.sdk import Context
 
@@ -44,8 +44,9 @@ WRITE_ANNOTATIONS = ToolAnnotations(readOnlyHint=False, destructiveHint=False, i
 READ_ANNOTATIONS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
                                    openWorldHint=False)
 JOB_TOOLS = ("add_video", "get_job", "list_jobs", "estimate_build")
-WRITE_TOOLS = ("add_video", "get_job", "list_jobs")
-"""The tools that start or follow writes (the permission gate shows them only to clients that may write)."""
+WRITE_TOOLS = JOB_TOOLS
+"""The tools that start or follow writes, and estimate_build, which reads the allowed folders: the permission
+gate shows them only to callers that may write (``memtools.mcp.permission``)."""
 
 
 class StageOut(BaseModel):
@@ -262,32 +263,16 @@ class FloodGate:
         if scope.get("type") != "http" or scope.get("method") != "POST" or not self.full():
             await self.app(scope, receive, send)
             return
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            chunks.append(message)
-            more = message.get("type") == "http.request" and message.get("more_body", False)
-        body = b"".join(m.get("body", b"") for m in chunks)
-        if self._calls_add_video(body):
-            from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse
 
+        read = await permission.read_body(receive)
+        if read is None:
+            await JSONResponse({"error": "the request is too large"}, status_code=413)(scope, receive, send)
+            return
+        body, messages = read
+        if permission.calls_a_write_tool(body, frozenset({self.tool_name})):
             response = JSONResponse({"error": f"{self.runner.limits.max_queued} jobs are queued or running; "
                                               "try again later"}, status_code=503, headers={"Retry-After": "30"})
             await response(scope, receive, send)
             return
-        replay = iter(chunks)
-
-        async def again() -> Any:
-            return next(replay, None) or await receive()
-
-        await self.app(scope, again, send)
-
-    def _calls_add_video(self, body: bytes) -> bool:
-        try:
-            data = json.loads(body)
-        except ValueError:
-            return False
-        items = data if isinstance(data, list) else [data]
-        return any(isinstance(i, dict) and i.get("method") == "tools/call"
-                   and isinstance(i.get("params"), dict) and i["params"].get("name") == self.tool_name
-                   for i in items)
+        await self.app(scope, permission.replay(messages, receive), send)

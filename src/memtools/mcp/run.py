@@ -27,8 +27,8 @@ log = logging.getLogger(__name__)
 
 def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
           verbose: bool = False, options: HttpOptions | None = None, tool_prefix: str = "",
-          poll_seconds: float = 30.0, cache_dir: Path | None = None, jobs: dict | None = None,
-          structured_images: bool = True) -> None:
+          poll_seconds: float = 30.0, cache_dir: Path | None = None, allow_writes: bool = False,
+          jobs: dict | None = None, structured_images: bool = True) -> None:
     """Serve the memory folder over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
     ``memory`` may also be ``s3://bucket/prefix``, where ``memtools publish`` put the memory: the
@@ -36,9 +36,12 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     up every ``poll_seconds`` (``memtools.replica.serving``).
 
     ``options`` guard HTTP (allowed hosts and origins, authentication, connection cap; see
-    ``memtools.mcp.http``). Raises ``MemoryNotFound`` / ``IncompatibleMemory`` / ``ConfigError``
-    before any client connects. ``jobs`` (``memtools.jobs.arguments.job_options``) turns on ``add_video``:
-    its runner starts with the server and resumes the jobs a stopped server left. Returns when
+    ``memtools.mcp.http``). ``allow_writes`` serves the tools that change the memory, to the callers
+    that may write (``memtools.mcp.permission``); a read replica refuses it. ``jobs``
+    (``memtools.jobs.arguments.job_options``, needs ``allow_writes``) turns on ``add_video``: its runner
+    starts with the server and resumes the jobs a stopped server left.
+    Raises ``MemoryNotFound`` / ``IncompatibleMemory`` / ``ConfigError``
+    before any client connects. Returns when
     the client closes stdin (stdio) or on Ctrl-C (HTTP).
     """
     if http:  # a refused exposure or a missing token fails before anything else
@@ -46,9 +49,12 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     from memtools.mcp.warmup import warm_up
 
     level: Literal["INFO", "WARNING"] = "INFO" if verbose else "WARNING"
-    if jobs is not None and isinstance(memory, str) and "://" in memory:
-        raise ConfigError("a published memory (s3://...) is served read-only: add_video (--allow-root, "
-                          "--allow-urls) needs a local memory folder")
+    if allow_writes and isinstance(memory, str) and "://" in memory:
+        raise ConfigError("--allow-writes: a read replica never writes; change the memory where it is built, "
+                          "then `memtools publish` it")
+    if jobs is not None and not allow_writes:
+        raise ConfigError("add_video (--allow-root, --allow-urls) writes to the memory: start the server with "
+                          "--allow-writes too")
     if isinstance(memory, str) and "://" in memory:
         from memtools.replica.serving import ReplicaTools
 
@@ -62,8 +68,8 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         warming = None
     try:
         runner = make_runner(provider, jobs) if jobs is not None and isinstance(provider, Memory) else None
-        server = build_server(provider, log_level=level, tool_prefix=tool_prefix, jobs=runner,
-                              structured_images=structured_images)
+        server = build_server(provider, log_level=level, tool_prefix=tool_prefix, allow_writes=allow_writes,
+                              jobs=runner, structured_images=structured_images)
     except MemtoolsError:
         close()
         raise
@@ -93,7 +99,8 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
 def http_options(args: argparse.Namespace) -> HttpOptions:
     """The ``HttpOptions`` of parsed ``add_serve_arguments`` options."""
     return HttpOptions(allowed_hosts=tuple(args.allowed_host), allowed_origins=tuple(args.allowed_origin),
-                       auth_token_env=args.auth_token_env, auth_issuer=args.auth_issuer,
+                       auth_token_env=args.auth_token_env, write_token_env=args.write_token_env,
+                       auth_issuer=args.auth_issuer,
                        auth_audience=args.auth_audience, insecure_no_auth=args.insecure_no_auth,
                        max_connections=args.max_connections,
                        max_client_connections=args.max_client_connections)
@@ -119,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
               options=http_options(args), tool_prefix=args.tool_prefix, poll_seconds=args.poll_seconds,
-              cache_dir=args.cache_dir, jobs=job_options(args), structured_images=args.structured_images)
+              cache_dir=args.cache_dir, allow_writes=args.allow_writes, jobs=job_options(args),
+              structured_images=args.structured_images)
     except MemtoolsError as exc:
         print(f"memtools-mcp: error: {exc}", file=sys.stderr)
         return 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
@@ -21,19 +20,23 @@ from memtools.mcp.adapter import (
     ANNOTATIONS,
     ERROR_KIND_META,
     META,
+    WRITE_ANNOTATIONS,
     call,
     input_schema,
     returns_images,
     tool_function,
 )
 from memtools.mcp.completions import register_completions
+from memtools.mcp.permission import request_caller
 from memtools.mcp.prompts import INSTRUCTIONS, prompt_problem, register_prompts
 from memtools.mcp.resources import register_resources
 from memtools.mcp.sdk import Server, invalid_params
 from memtools.store import Memory
 from memtools.tools import TOOL_SPECS, MemoryTools, ToolOutcome
 from memtools.tools import messages as msg
+from memtools.tools.caller import acting_as
 from memtools.tools.provider import held
+from memtools.tools.write_specs import WRITE_TOOL_SPECS
 
 log = logging.getLogger(__name__)
 
@@ -88,17 +91,28 @@ class MemtoolsServer(Server):
     ``ToolSpec.invoke`` against a closed input schema, never coerced by the SDK), and that also lists each
     video's summary as a concrete resource (clients show those in menus)."""
 
-    def __init__(self, tools: LazyTools, tool_prefix: str = "", **kwargs) -> None:
+    def __init__(self, tools: LazyTools, tool_prefix: str = "", allow_writes: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
         self.memtools = tools
         self.tool_prefix = tool_prefix
+        self.allow_writes = allow_writes
+        self.specs = {**TOOL_SPECS, **(WRITE_TOOL_SPECS if allow_writes else {})}
         self._listed_hidden: set[str] | None = None  # what the last tools/list left out
         self.jobs: Any = None  # the build tools (memtools.mcp.jobs.JobTools) when add_video is on
         self.structured_images = True
 
     def spec_of(self, name: str) -> Any:
         """The ``ToolSpec`` a (prefixed) tool name stands for, or ``None``."""
-        return TOOL_SPECS.get(name[len(self.tool_prefix):]) if name.startswith(self.tool_prefix) else None
+        return self.specs.get(name[len(self.tool_prefix):]) if name.startswith(self.tool_prefix) else None
+
+    def write_tool_names(self) -> frozenset[str]:
+        """The (prefixed) names of the served tools that change the memory (none without ``--allow-writes``)."""
+        names = {self.tool_prefix + s.name for s in self.specs.values() if s.write}
+        if self.jobs is not None:
+            from memtools.mcp.jobs import WRITE_TOOLS
+
+            names |= {self.tool_prefix + n for n in WRITE_TOOLS}
+        return frozenset(names)
 
     def unavailable(self) -> set[str]:
         """The memtools tools that cannot work on this memory now (search_frames without an image embedder).
@@ -112,19 +126,22 @@ class MemtoolsServer(Server):
 
     async def list_tools(self) -> list[MCPTool]:
         """The SDK's listing, with each memtools tool's strict input schema (``additionalProperties: false``), less
-        the tools that cannot work on this memory."""
+        the tools that cannot work on this memory and, for a caller that may only read, the tools that write."""
         listed = await super().list_tools()
         hidden = await anyio.to_thread.run_sync(self.unavailable)
         self._listed_hidden = hidden
+        may_write = request_caller(self.allow_writes).may_write
         out = []
         for t in listed:
             spec = self.spec_of(t.name)
             if spec is None and self.jobs is not None and self.jobs.owns(t.name):
+                if t.name in self.write_tool_names() and not may_write:
+                    continue
                 out.append(MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
                                                    "inputSchema": self.jobs.input_schema(t.name)}))
             elif spec is None:
                 out.append(t)
-            elif spec.name not in hidden:
+            elif spec.name not in hidden and (may_write or not spec.write):
                 out.append(MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
                                                    "inputSchema": input_schema(spec)}))
         return out
@@ -133,15 +150,29 @@ class MemtoolsServer(Server):
         """memtools tools get the client's raw arguments (checked strictly by ``ToolSpec.invoke``, not coerced)."""
         spec = self.spec_of(name)
         if spec is None and self.jobs is not None and self.jobs.owns(name):
-            return await self.jobs.dispatch(name, arguments, self.request_context(context))
+            caller = request_caller(self.allow_writes)
+            if name in self.write_tool_names() and not caller.may_write:
+                return CallToolResult(content=[TextContent(type="text", text=msg.WRITE_FORBIDDEN)], isError=True,
+                                      _meta={ERROR_KIND_META: "forbidden"})
+            with acting_as(caller):
+                return await self.jobs.dispatch(name, arguments, self.request_context(context))
         if spec is None:
             return await super().call_tool(name, arguments, context)
         if spec.name in await anyio.to_thread.run_sync(self.unavailable):  # a client that listed it earlier
             outcome = ToolOutcome.failure(spec.name, "unavailable", msg.NO_FRAME_VECTORS)
             return CallToolResult(content=[TextContent(type="text", text=outcome.text)], isError=True,
                                   _meta={ERROR_KIND_META: "unavailable"})
-        result: CallToolResult = await anyio.to_thread.run_sync(functools.partial(
-            call, spec, self.memtools, arguments, structured_images=self.structured_images))
+        caller = request_caller(self.allow_writes)
+        if spec.write and not caller.may_write:  # the HTTP guard answers 403 first; stdio without --allow-writes
+            outcome = ToolOutcome.failure(spec.name, "forbidden", msg.WRITE_FORBIDDEN)
+            return CallToolResult(content=[TextContent(type="text", text=outcome.text)], isError=True,
+                                  _meta={ERROR_KIND_META: "forbidden"})
+
+        def run() -> CallToolResult:
+            with acting_as(caller):  # the worker thread runs as the request's caller (change log, permission)
+                return call(spec, self.memtools, arguments, structured_images=self.structured_images)
+
+        result: CallToolResult = await anyio.to_thread.run_sync(run)
         await self._tell_if_tools_changed(context)
         return result
 
@@ -192,11 +223,13 @@ def build_server(
     name: str = "memtools",
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
     tool_prefix: str = "",
+    allow_writes: bool = False,
     jobs: Any = None,
     structured_images: bool = True,
 ) -> MemtoolsServer:
     """The MCP server over ``memory``: every tool of ``TOOL_SPECS`` (read-only), resources, the ORA prompt,
-    completions of their arguments.
+    completions of their arguments; with ``allow_writes`` also the tools that change the memory
+    (``WRITE_TOOL_SPECS``), for callers that may write (``memtools.mcp.permission``). A read replica never writes.
 
     ``memory`` is an open ``Memory`` (or ``MemoryTools``), the path of a memory folder,
     opened on the first call, or a tools provider (``LazyTools``; a read replica's
@@ -214,15 +247,18 @@ def build_server(
         raise ConfigError(f"--tool-prefix {tool_prefix!r}: use letters, digits, '_' or '-' (at most 32), "
                           "e.g. memtools_")
     tools = memory if isinstance(memory, LazyTools) else LazyTools(memory)
+    if allow_writes and getattr(tools, "read_only", False):
+        raise ConfigError("--allow-writes: a read replica never writes; change the memory where it is built, "
+                          "then `memtools publish` it")
     instructions = INSTRUCTIONS + (f"\n\nOn this server every tool name starts with {tool_prefix!r}: call "
                                    f"{tool_prefix}search_nodes for search_nodes, and so on." if tool_prefix else "")
-    server = MemtoolsServer(tools, tool_prefix, name=name, title="memtools video memory", instructions=instructions,
-                            version=_version(), log_level=log_level)
+    server = MemtoolsServer(tools, tool_prefix, allow_writes, name=name, title="memtools video memory",
+                            instructions=instructions, version=_version(), log_level=log_level)
     server.structured_images = structured_images
-    for spec in TOOL_SPECS.values():
+    for spec in server.specs.values():
         server.add_tool(tool_function(spec, tools, structured_images=structured_images), name=tool_prefix + spec.name,
-                        title=spec.name.replace("_", " ").capitalize(),
-                        description=spec.description, annotations=ANNOTATIONS, meta=dict(META),
+                        title=spec.name.replace("_", " ").capitalize(), description=spec.description,
+                        annotations=WRITE_ANNOTATIONS if spec.write else ANNOTATIONS, meta=dict(META),
                         structured_output=structured_images or not returns_images(spec))
     if jobs is not None:
         from memtools.mcp.jobs import register_job_tools

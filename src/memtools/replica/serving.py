@@ -50,6 +50,9 @@ class Served:
 class ReplicaTools(LazyTools):
     """Serves ``s3://bucket/prefix`` read-only from a local cache; ``start()`` before the first call."""
 
+    read_only = True
+    """A replica never writes: ``build_server(..., allow_writes=True)`` refuses it."""
+
     def __init__(self, uri: str, *, cache_dir: Path | None = None, poll_seconds: float = DEFAULT_POLL_SECONDS,
                  environ: Mapping[str, str] | None = None) -> None:
         super().__init__(Path())

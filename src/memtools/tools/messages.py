@@ -91,3 +91,5 @@ NO_FRAME_VECTOR = (
     "no keyframe {frame_id!r} among the searchable frames; keyframe ids look like '<video>/kf_0001' and come from "
     "search_frames or inspect_frames"
 )
+WRITE_FORBIDDEN = ("this connection may only read the memory: changing it needs a server started with --allow-writes "
+                   "and, over HTTP, a token that may write (--write-token-env, or the memtools:write scope)")
