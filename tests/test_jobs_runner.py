@@ -61,7 +61,7 @@ def test_a_url_allowed_by_name_is_downloaded_and_built(tmp_path, videos):
             jobs = runner(memory, SourcePolicy(allow_urls=True, url_hosts=("localhost",)))
             jobs.start()
             job = jobs.submit(f"http://localhost:{server.server_port}/sample.mp4", video_id="downloaded")
-            done = jobs.wait(job.job_id, 120)
+            done = jobs.wait(job.job_id, 600)
             jobs.close()
             assert done is not None and done.state == "done", done
             assert memory.video_ids() == ["downloaded"]
@@ -73,7 +73,7 @@ def test_max_cost_per_job_stops_the_build_and_says_how_to_resume(tmp_path, video
     with Memory.create(tmp_path / "mem", TestEmbedder(64)) as memory:
         jobs = runner(memory, SourcePolicy(roots=[videos]), JobLimits(max_cost_job=0.001, prices=PRICES))
         jobs.start()
-        done = jobs.wait(jobs.submit("sample.mp4").job_id, 120)
+        done = jobs.wait(jobs.submit("sample.mp4").job_id, 600)
         jobs.close()
         assert done is not None and done.state == "failed"
         assert "--max-cost" in (done.error or "") and "resumes" in (done.error or "")
@@ -85,13 +85,13 @@ def test_max_cost_per_day_counts_the_days_earlier_jobs(tmp_path, videos):
     with Memory.create(tmp_path / "mem", TestEmbedder(64)) as memory:
         first = runner(memory, SourcePolicy(roots=[videos]), JobLimits(prices=PRICES))
         first.start()
-        one = first.wait(first.submit("sample.mp4").job_id, 120)
+        one = first.wait(first.submit("sample.mp4").job_id, 600)
         first.close()
         assert one is not None and one.state == "done" and one.cost_usd
         limits = JobLimits(max_cost_day=one.cost_usd * 1.5, prices=PRICES)  # room for half a build more
         second = runner(memory, SourcePolicy(roots=[videos]), limits)
         second.start()
-        two = second.wait(second.submit("second.mp4").job_id, 120)
+        two = second.wait(second.submit("second.mp4").job_id, 600)
         second.close()
         assert two is not None and two.state == "failed" and "--max-cost" in (two.error or "")
         assert JobBook(memory.path).spent_today() <= one.cost_usd * 1.5

@@ -30,6 +30,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from memtools.build.estimate import estimate_build
+from memtools.costs import IMAGE_TOKENS
 from memtools.errors import MemtoolsError, VideoError
 from memtools.jobs import Job, JobList, JobRunner, JobsFull
 from memtools.mcp import permission
@@ -160,8 +161,7 @@ class JobTools:
             hidden = await anyio.to_thread.run_sync(self.server.unavailable)
             if hidden != self.server._listed_hidden:
                 self.server._listed_hidden = hidden
-                await self.server.notify_tools_changed(ctx.request_context if hasattr(ctx, "request_context")
-                                                       else None)
+                await self.server.notify_tools_changed(ctx)
 
     async def add_video(self, source: Annotated[str, Field(description=(
             "A video file path (absolute, or relative to one of the server's allowed folders) or an http(s) URL "
@@ -220,7 +220,7 @@ class JobTools:
             videos.append(("(given duration)", duration_sec))
         runner = self.runner
         plan = estimate_build(videos, runner.settings.config, model=runner.model, prices=runner.prices,
-                              image_tokens=getattr(runner.vlm, "tokens_per_image", None) or 765)
+                              image_tokens=getattr(runner.vlm, "tokens_per_image", None) or IMAGE_TOKENS)
         data = plan.as_dict()
         out = EstimateOut(**data, text=plan.render())
         return _result(out, out.text)
