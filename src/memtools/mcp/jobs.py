@@ -9,12 +9,13 @@ response, so there the result's own progress is what the client sees). When a jo
 the next of these calls sends ``notifications/resources/list_changed`` (a new summary resource)
 and, when a tool became usable, ``notifications/tools/list_changed``.
 
-MCP Tasks: mcp 1.x has the experimental task machinery on its low-level server
-(``mcp.server.experimental``), but its ``FastMCP`` tools cannot answer a task-augmented call
-(``tools/call`` with ``task``), and mcp 2.x's ``MCPServer`` has no tasks at all; jobs are this
-server's asynchronous calls instead, and the job id is what a task id would be.
+MCP Tasks: the installed mcp 1.x has the experimental task machinery on its low-level server
+(``mcp.server.experimental``: ``experimental.enable_tasks()``, ``run_task`` on the request
+context), but a ``FastMCP`` tool returns the tool's result, not the ``CreateTaskResult`` a
+task-augmented ``tools/call`` needs, so task-augmented ``add_video`` is not implemented; jobs are
+this server's asynchronous calls, and the job id plays the task id's part (not checked on mcp 2.x).
 
-Over HTTP, ``flood_gate`` answers an ``add_video`` call with 503 and ``Retry-After`` while the
+Over HTTP, ``FloodGate`` answers an ``add_video`` call with 503 and ``Retry-After`` while the
 job queue is full (on stdio the call gets an error result saying when to try again).
 """
 

@@ -49,7 +49,7 @@ SDK_MAJOR, _server, _exceptions = _load()
 """2 with ``mcp>=2``, 1 with ``mcp<2``."""
 
 _Base: Any = _server.MCPServer if SDK_MAJOR == 2 else _server.FastMCP
-Context: Any = _server.Context
+Context: Any = getattr(_server, "Context", Any)
 """The request context a tool function receives when it has a parameter annotated with it (progress, session)."""
 ResourceError: type[Exception] = _exceptions.ResourceError
 """Raised by a resource that exists but cannot be read now (answered as internal-error)."""
