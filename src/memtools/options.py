@@ -84,6 +84,9 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tool-prefix", default="", metavar="PREFIX",
                    help="put PREFIX before every tool name (e.g. memtools_, so search_nodes cannot collide with "
                         "another server's tool)")
+    p.add_argument("--no-structured-images", dest="structured_images", action="store_false",
+                   help="leave structuredContent out of inspect_frames / search_frames results (for clients that "
+                        "drop a result's images when it has structured content)")
     r = p.add_argument_group("read replicas (--memory s3://BUCKET/PREFIX)")
     r.add_argument("--poll-seconds", type=positive_seconds, default=30.0, metavar="S",
                    help="read LATEST.json this often and move to a newer published version (default 30)")
@@ -119,5 +122,8 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
                    help="connections one client address may hold open; more are answered 503 (default 16; raise "
                         "it behind a reverse proxy, where every client has the proxy's address). Every connection "
                         "must send its request headers within 5 s")
+    from memtools.jobs.arguments import add_job_arguments
+
+    add_job_arguments(p)
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "MEMORY_ENV", "add_memory_arg", "add_serve_arguments", "resolve_memory"]

@@ -65,6 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--video-id", help="id for the video (single video only; default: from the file name)")
     p.add_argument("--fresh", action="store_true", help="ignore checkpoints of earlier runs and start over")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    p.add_argument("--estimate", action="store_true",
+                   help="print the model calls, tokens, images, cost and wall time the build would take, "
+                        "without calling a model or touching the memory")
     add_budget_arguments(p)
     add_fleet_args(p)
     add_follow_args(p)
@@ -102,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         return run_follow(args, settings, vlm_from_settings(settings), create_memory, use_image_embedder)
     if not args.videos:
         raise BuildError("no videos: name video files, or a list of them with --from-list FILE")
+    if args.estimate:
+        return print_estimate(args, settings)
     vlm = vlm_from_settings(settings)
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
     speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
@@ -128,4 +133,17 @@ def run(args: argparse.Namespace) -> int:
         print(summary.render(str(args.memory), reports))
         if budget is not None:
             print(f"Model calls of this run: {budget.summary()}")
+    return 0
+
+
+def print_estimate(args: argparse.Namespace, settings) -> int:
+    """``--estimate``: the build's plan priced, from the probed videos; no model, no memory written."""
+    from memtools.build.estimate import estimate_build, model_name
+    from memtools.costs import PriceTable
+    from memtools.video import probe
+
+    infos = [probe(path) for path in args.videos]
+    model = model_name(settings)
+    estimate = estimate_build(infos, settings.config, model=model, prices=PriceTable.load(args.memory, args.prices))
+    print(estimate.render())
     return 0

@@ -21,10 +21,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from memtools.jobs.arguments import job_options
     from memtools.mcp import serve  # the MCP SDK loads only when serving
     from memtools.mcp.run import http_options
 
     serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
           options=http_options(args), tool_prefix=args.tool_prefix, poll_seconds=args.poll_seconds,
-          cache_dir=args.cache_dir, allow_writes=args.allow_writes)
+          cache_dir=args.cache_dir, allow_writes=args.allow_writes, jobs=job_options(args),
+          structured_images=args.structured_images)
     return 0

@@ -71,7 +71,7 @@ FRAME_OUTPUTS: dict[type, tuple[type[Frames], type[FrameOut]]] = {
     Frames: (FramesOut, FrameOut), FrameMatches: (FrameMatchesOut, FrameMatchOut)}
 
 
-def call(spec: ToolSpec, tools: ToolsProvider, arguments: Any) -> CallToolResult:
+def call(spec: ToolSpec, tools: ToolsProvider, arguments: Any, *, structured_images: bool = True) -> CallToolResult:
     """One tool call with the client's raw arguments: a result, or an ``is_error`` result the model can act on."""
     try:
         with held(tools) as current:  # a replica keeps this version open until the call ends
@@ -87,7 +87,7 @@ def call(spec: ToolSpec, tools: ToolsProvider, arguments: Any) -> CallToolResult
                               _meta={ERROR_KIND_META: outcome.error})
     result = outcome.result
     assert result is not None  # a successful outcome carries its result
-    return frames_result(result) if isinstance(result, Frames) else tool_result(result)
+    return frames_result(result, structured=structured_images) if isinstance(result, Frames) else tool_result(result)
 
 
 @contextlib.contextmanager
@@ -122,16 +122,22 @@ def signature(spec: ToolSpec) -> inspect.Signature:
     return inspect.Signature(params, return_annotation=Annotated[CallToolResult, output_model(spec)])
 
 
+def returns_images(spec: ToolSpec) -> bool:
+    """Whether the tool answers with frames (``inspect_frames``, ``search_frames``)."""
+    return get_type_hints(spec.method)["return"] in FRAME_OUTPUTS
+
+
 def output_model(spec: ToolSpec) -> type[BaseModel]:
     result = get_type_hints(spec.method)["return"]
     return FRAME_OUTPUTS[result][0] if result in FRAME_OUTPUTS else result
 
 
-def tool_function(spec: ToolSpec, tools: ToolsProvider) -> Callable[..., CallToolResult]:
+def tool_function(spec: ToolSpec, tools: ToolsProvider, *,
+                  structured_images: bool = True) -> Callable[..., CallToolResult]:
     """A sync function to register with the SDK (its signature gives the output schema); it runs ``call``."""
 
     def run(**arguments: Any) -> CallToolResult:
-        return call(spec, tools, arguments)
+        return call(spec, tools, arguments, structured_images=structured_images)
 
     run.__name__ = run.__qualname__ = spec.name
     run.__doc__ = spec.description
@@ -152,7 +158,7 @@ def tool_result(result: ToolResult) -> CallToolResult:
                           structuredContent=data)
 
 
-def frames_result(frames: Frames) -> CallToolResult:
+def frames_result(frames: Frames, *, structured: bool = True) -> CallToolResult:
     """Text that stands alone (times, macro events, resource URIs), then per frame a caption naming its resource
     URI, then the image as embedded base64 JPEG.
 
@@ -186,4 +192,4 @@ def frames_result(frames: Frames) -> CallToolResult:
         text += "\nThe frames follow as images; each is also a JPEG resource:\n"
         text += "\n".join(f"{i}. {f.uri}" for i, f in enumerate(items, 1))
     return CallToolResult(content=[TextContent(type="text", text=cap_text(text + note)), *blocks],
-                          structuredContent=data)
+                          structuredContent=data if structured else None)

@@ -204,6 +204,9 @@ class Guard:
                                   auth.challenge(base, "insufficient_scope"))})
                 return
             receive = permission.replay(messages, receive)
+        if self.in_flight >= self.gate.max_connections:
+            await _answer(send, 503, "the server is busy; try again in a second", {"Retry-After": "1"})
+            return
         self.in_flight += 1
         try:
             with acting_as(caller):

@@ -73,7 +73,12 @@ def http_app(server: Any, host: str = "127.0.0.1", options: HttpOptions | None =
     gate = Gate.make(host, options.allowed_hosts, options.allowed_origins, authenticator=auth,
                      max_connections=options.max_connections, public_paths=public,
                      write_tools=server.write_tool_names())
-    return Guard(server.http_app(), gate)
+    app = server.http_app()
+    if getattr(server, "jobs", None) is not None:  # add_video while the job queue is full: 503 + Retry-After
+        from memtools.mcp.jobs import FloodGate
+
+        app = FloodGate(app, server.jobs.runner, server.tool_prefix + "add_video")
+    return Guard(app, gate)
 
 
 def run_http(server: Any, host: str, port: int, options: HttpOptions | None = None) -> None:

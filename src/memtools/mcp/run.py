@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from memtools.errors import ConfigError, MemtoolsError
+from memtools.jobs.arguments import job_options, make_runner
 from memtools.mcp.http import HttpOptions, authenticator, check_exposure, run_http
 from memtools.mcp.server import _version, build_server
 from memtools.options import add_serve_arguments, resolve_memory
@@ -26,7 +27,8 @@ log = logging.getLogger(__name__)
 
 def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
           verbose: bool = False, options: HttpOptions | None = None, tool_prefix: str = "",
-          poll_seconds: float = 30.0, cache_dir: Path | None = None, allow_writes: bool = False) -> None:
+          poll_seconds: float = 30.0, cache_dir: Path | None = None, allow_writes: bool = False,
+          jobs: dict | None = None, structured_images: bool = True) -> None:
     """Serve the memory folder over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
     ``memory`` may also be ``s3://bucket/prefix``, where ``memtools publish`` put the memory: the
@@ -35,7 +37,9 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
 
     ``options`` guard HTTP (allowed hosts and origins, authentication, connection cap; see
     ``memtools.mcp.http``). ``allow_writes`` serves the tools that change the memory, to the callers
-    that may write (``memtools.mcp.permission``); a read replica refuses it.
+    that may write (``memtools.mcp.permission``); a read replica refuses it. ``jobs``
+    (``memtools.jobs.arguments.job_options``, needs ``allow_writes``) turns on ``add_video``: its runner
+    starts with the server and resumes the jobs a stopped server left.
     Raises ``MemoryNotFound`` / ``IncompatibleMemory`` / ``ConfigError``
     before any client connects. Returns when
     the client closes stdin (stdio) or on Ctrl-C (HTTP).
@@ -51,6 +55,9 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     if allow_writes and isinstance(memory, str) and "://" in memory:
         raise ConfigError("--allow-writes: a read replica never writes; change the memory where it is built, "
                           "then `memtools publish` it")
+    if jobs is not None and not allow_writes:
+        raise ConfigError("add_video (--allow-root, --allow-urls) writes to the memory: start the server with "
+                          "--allow-writes too")
     if isinstance(memory, str) and "://" in memory:
         from memtools.replica.serving import ReplicaTools
 
@@ -63,10 +70,17 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         provider, close, where = opened, opened.close, str(opened.path)
         warming = None
     try:
-        server = build_server(provider, log_level=level, tool_prefix=tool_prefix, allow_writes=allow_writes)
+        runner = make_runner(provider, jobs) if jobs is not None and isinstance(provider, Memory) else None
+        server = build_server(provider, log_level=level, tool_prefix=tool_prefix, allow_writes=allow_writes,
+                              jobs=runner, structured_images=structured_images)
     except MemtoolsError:
         close()
         raise
+    if runner is not None:
+        runner.start()  # resumes what a stopped server left unfinished
+        stop_jobs = runner.close
+    else:
+        stop_jobs = None
     if isinstance(provider, Memory):
         warming = warm_up(provider)  # the first search then answers in well under a second after `initialize`
     try:
@@ -78,6 +92,8 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
               f"browsable pages at http://{shown}:{port}/", file=sys.stderr, flush=True)
         run_http(server, host, port, options)
     finally:
+        if stop_jobs is not None:
+            stop_jobs()  # a running build stays checkpointed; the next start resumes it
         if warming is not None:
             warming.join()  # it uses the memory: let it end before the memory closes
         close()
@@ -113,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
               options=http_options(args), tool_prefix=args.tool_prefix, poll_seconds=args.poll_seconds,
-              cache_dir=args.cache_dir, allow_writes=args.allow_writes)
+              cache_dir=args.cache_dir, allow_writes=args.allow_writes, jobs=job_options(args),
+              structured_images=args.structured_images)
     except MemtoolsError as exc:
         print(f"memtools-mcp: error: {exc}", file=sys.stderr)
         return 1

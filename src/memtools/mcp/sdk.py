@@ -49,6 +49,8 @@ SDK_MAJOR, _server, _exceptions = _load()
 """2 with ``mcp>=2``, 1 with ``mcp<2``."""
 
 _Base: Any = _server.MCPServer if SDK_MAJOR == 2 else _server.FastMCP
+Context: Any = getattr(_server, "Context", Any)
+"""The request context a tool function receives when it has a parameter annotated with it (progress, session)."""
 ResourceError: type[Exception] = _exceptions.ResourceError
 """Raised by a resource that exists but cannot be read now (answered as internal-error)."""
 
@@ -120,6 +122,10 @@ class Server(_Base):
                 await session.send_tool_list_changed()
         except Exception as exc:  # a transport without a way back (stateless HTTP): the next tools/list tells
             log.info("could not send tools/list_changed: %s", exc)
+
+    def request_context(self, context: Any = None) -> Any:
+        """The ``Context`` of the request being handled (progress, session): 2.x passes it, 1.x has it on the server."""
+        return context if SDK_MAJOR == 2 else self.get_context()
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         if SDK_MAJOR == 2:

@@ -23,6 +23,7 @@ from memtools.mcp.adapter import (
     WRITE_ANNOTATIONS,
     call,
     input_schema,
+    returns_images,
     tool_function,
 )
 from memtools.mcp.completions import register_completions
@@ -97,6 +98,8 @@ class MemtoolsServer(Server):
         self.allow_writes = allow_writes
         self.specs = {**TOOL_SPECS, **(WRITE_TOOL_SPECS if allow_writes else {})}
         self._listed_hidden: set[str] | None = None  # what the last tools/list left out
+        self.jobs: Any = None  # the build tools (memtools.mcp.jobs.JobTools) when add_video is on
+        self.structured_images = True
 
     def spec_of(self, name: str) -> Any:
         """The ``ToolSpec`` a (prefixed) tool name stands for, or ``None``."""
@@ -104,7 +107,12 @@ class MemtoolsServer(Server):
 
     def write_tool_names(self) -> frozenset[str]:
         """The (prefixed) names of the served tools that change the memory (none without ``--allow-writes``)."""
-        return frozenset(self.tool_prefix + s.name for s in self.specs.values() if s.write)
+        names = {self.tool_prefix + s.name for s in self.specs.values() if s.write}
+        if self.jobs is not None:
+            from memtools.mcp.jobs import WRITE_TOOLS
+
+            names |= {self.tool_prefix + n for n in WRITE_TOOLS}
+        return frozenset(names)
 
     def unavailable(self) -> set[str]:
         """The memtools tools that cannot work on this memory now (search_frames without an image embedder).
@@ -126,7 +134,12 @@ class MemtoolsServer(Server):
         out = []
         for t in listed:
             spec = self.spec_of(t.name)
-            if spec is None:
+            if spec is None and self.jobs is not None and self.jobs.owns(t.name):
+                if t.name in self.write_tool_names() and not may_write:
+                    continue
+                out.append(MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
+                                                   "inputSchema": self.jobs.input_schema(t.name)}))
+            elif spec is None:
                 out.append(t)
             elif spec.name not in hidden and (may_write or not spec.write):
                 out.append(MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
@@ -136,6 +149,13 @@ class MemtoolsServer(Server):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """memtools tools get the client's raw arguments (checked strictly by ``ToolSpec.invoke``, not coerced)."""
         spec = self.spec_of(name)
+        if spec is None and self.jobs is not None and self.jobs.owns(name):
+            caller = request_caller(self.allow_writes)
+            if name in self.write_tool_names() and not caller.may_write:
+                return CallToolResult(content=[TextContent(type="text", text=msg.WRITE_FORBIDDEN)], isError=True,
+                                      _meta={ERROR_KIND_META: "forbidden"})
+            with acting_as(caller):
+                return await self.jobs.dispatch(name, arguments, self.request_context(context))
         if spec is None:
             return await super().call_tool(name, arguments, context)
         if spec.name in await anyio.to_thread.run_sync(self.unavailable):  # a client that listed it earlier
@@ -150,7 +170,7 @@ class MemtoolsServer(Server):
 
         def run() -> CallToolResult:
             with acting_as(caller):  # the worker thread runs as the request's caller (change log, permission)
-                return call(spec, self.memtools, arguments)
+                return call(spec, self.memtools, arguments, structured_images=self.structured_images)
 
         result: CallToolResult = await anyio.to_thread.run_sync(run)
         await self._tell_if_tools_changed(context)
@@ -204,6 +224,8 @@ def build_server(
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING",
     tool_prefix: str = "",
     allow_writes: bool = False,
+    jobs: Any = None,
+    structured_images: bool = True,
 ) -> MemtoolsServer:
     """The MCP server over ``memory``: every tool of ``TOOL_SPECS`` (read-only), resources, the ORA prompt,
     completions of their arguments; with ``allow_writes`` also the tools that change the memory
@@ -215,6 +237,11 @@ def build_server(
     name, so ``search_nodes`` does not collide with another server's. Run it with
     ``server.run()`` (stdio) or ``server.run_http(host, port)`` (streamable HTTP);
     ``memtools.mcp.serve`` does both.
+
+    ``jobs`` (a started or not yet started ``memtools.jobs.JobRunner``) adds the build tools
+    ``add_video``, ``get_job``, ``list_jobs`` and ``estimate_build`` (``memtools.mcp.jobs``).
+    ``structured_images=False`` leaves structured content out of the image results
+    (``inspect_frames``, ``search_frames``): some clients drop a result's images when it has some.
     """
     if tool_prefix and not TOOL_PREFIX.fullmatch(tool_prefix):
         raise ConfigError(f"--tool-prefix {tool_prefix!r}: use letters, digits, '_' or '-' (at most 32), "
@@ -228,11 +255,16 @@ def build_server(
                      f"{tool_prefix}search_nodes for search_nodes, and so on." if tool_prefix else "")
     server = MemtoolsServer(tools, tool_prefix, allow_writes, name=name, title="memtools video memory",
                             instructions=instructions, version=_version(), log_level=log_level)
+    server.structured_images = structured_images
     for spec in server.specs.values():
-        server.add_tool(tool_function(spec, tools), name=tool_prefix + spec.name,
+        server.add_tool(tool_function(spec, tools, structured_images=structured_images), name=tool_prefix + spec.name,
                         title=spec.name.replace("_", " ").capitalize(), description=spec.description,
                         annotations=WRITE_ANNOTATIONS if spec.write else ANNOTATIONS, meta=dict(META),
-                        structured_output=True)
+                        structured_output=structured_images or not returns_images(spec))
+    if jobs is not None:
+        from memtools.mcp.jobs import register_job_tools
+
+        register_job_tools(server, jobs, tool_prefix)
     register_resources(server, tools)
     register_prompts(server)
     register_completions(server, tools)

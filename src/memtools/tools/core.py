@@ -29,6 +29,7 @@ from memtools.store.failures import build_failure
 from memtools.store.outline import Outline
 from memtools.tools import messages as msg
 from memtools.tools.entities import EntityTools
+from memtools.tools.frame_text import describe_frames
 from memtools.tools.frames import inspect_window
 from memtools.tools.frames_search import FrameSearchTools
 from memtools.tools.results import (
@@ -358,7 +359,10 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         if video.duration and start_sec > video.duration:
             raise ToolError(msg.WINDOW_PAST_END.format(start=hms(start_sec), video_id=vid,
                                                        duration=hms(video.duration)))
-        return inspect_window(self.memory.path, video, keyframes, macros, start_sec, end_sec, max_frames)
+        frames = inspect_window(self.memory.path, video, keyframes, macros, start_sec, end_sec, max_frames)
+        with self._reading() as g:
+            describe_frames(frames.frames, macros, lambda macro_id: g.subgraph(macro_id)[0])
+        return frames
 
     # --- keyframe images (what the MCP keyframe resources serve) ------------------------
 

@@ -14,6 +14,7 @@ from memtools.errors import ToolError, ToolNotFound
 from memtools.store.base import SearchFilter
 from memtools.store.keyframe_index import FrameRow
 from memtools.tools import messages as msg
+from memtools.tools.frame_text import describe_frames
 from memtools.tools.host import ToolsHost
 from memtools.tools.results import FrameItem, Frames
 from memtools.tools.text import span
@@ -100,6 +101,10 @@ class FrameSearchTools(ToolsHost):
                                     macro_label=macro.label if macro else "", source="keyframe",
                                     keyframe_id=row.id, path=row.path, video_id=row.video_id,
                                     score=round(row.score, 4)))
+        episodes = [m for vid in {i.video_id for i in items} if (o := self._outline(vid)) is not None
+                    for m in o.macros]
+        with self._reading() as g:
+            describe_frames(items, episodes, lambda macro_id: g.subgraph(macro_id)[0])
         note = f"{missing} matching keyframe image(s) are missing from the memory folder." if missing else ""
         return FrameMatches(video_id=video_id, start_sec=start, end_sec=end, frames=items, images=images,
                             query=query, frame_id=frame_id, note=note)

@@ -349,6 +349,9 @@ class FrameItem(BaseModel):
     source: str  # "video" (decoded now) or "keyframe" (stored)
     keyframe_id: str = ""
     path: str = ""
+    description: str = Field("", description="What the memory says is visible at this moment (the episode's "
+                                             "summary, events under way, on-screen text, entities), for clients "
+                                             "that do not show the image")
 
 
 class Frames(_Result):
@@ -366,6 +369,8 @@ class Frames(_Result):
         for i, f in enumerate(self.frames, 1):
             where = f" in {f.macro_id} ({clip(f.macro_label, 70)})" if f.macro_id else ""
             lines.append(f"{i}. {self._frame_name(f)} at {hms(f.t)} ({f.t:.1f} s){where}{self._frame_extra(f)}")
+            if f.description:
+                lines.append(f"   shows: {f.description}")
         if self.note:
             lines.append(self.note)
         return "\n".join(lines)
