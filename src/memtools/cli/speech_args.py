@@ -6,6 +6,9 @@
     --speech openai    an OpenAI-compatible /audio/transcriptions server (--speech-model,
                        --speech-base-url, --speech-api-key-env)
     --subtitles FILE   SRT / WebVTT cues instead of recognising (once per video, in order)
+    --speakers auto    label who speaks (S1, S2, ... by voice) when the voice encoder's weights are
+                       installed (pip install --no-deps resemblyzer) and the speech names nobody (default);
+                       on: the same, and a clear error without the weights; off: never
 
 Everything is checked here, before the memory is opened: a bad subtitle file or a missing
 extra fails the command with nothing written.
@@ -40,6 +43,23 @@ def add_speech_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--speech-base-url", metavar="URL", help="openai: the server (default: OpenAI)")
     g.add_argument("--speech-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="openai: environment variable holding the API key")
+    g.add_argument("--speakers", choices=("auto", "on", "off"), default="auto",
+                   help="label who speaks (S1, S2, ... by voice clusters) when the speech names nobody: auto (when "
+                        "the voice weights are installed: pip install --no-deps resemblyzer), on, or off")
+
+
+def speaker_encoder(args: argparse.Namespace, speech: Sequence[Recognizer | None]):
+    """The voice encoder for ``--speakers``, or None (off, no speech, or auto without the weights)."""
+    from memtools.speech import voice_weights
+
+    choice = getattr(args, "speakers", "off")
+    if choice == "off" or not any(speech):
+        return None
+    if choice == "auto" and not voice_weights.available():
+        return None
+    from memtools.speech.voice import VoiceEncoder
+
+    return VoiceEncoder()  # ConfigError (how to install the weights) when they are missing
 
 
 def recognizers(args: argparse.Namespace, videos: Sequence[Path]) -> list[Recognizer | None]:

@@ -1,0 +1,87 @@
+"""Who spoke: utterances' voice vectors clustered per video into speakers ``S1``, ``S2``, ...
+
+    labels = cluster(vectors)                               # agglomerative, average linkage on cosine
+    utterances, voices = assign_speakers(utterances, vectors)
+
+Clustering is agglomerative with average linkage on cosine distance, stopped when the closest
+two clusters are further apart than ``THRESHOLD``. The threshold was chosen on data with
+``benchmarks/diarisation.py`` (docs/speech.md gives the numbers): GE2E vectors of one voice sit
+about 0.1-0.22 apart, different voices 0.24-0.6 (synthetic espeak-ng voices; real voices differ
+more). Labels are numbered in order of first appearance. An utterance whose speaker is already
+known keeps it; only the others are labelled. Each cluster's centroid is kept (``Voice``), so a
+later matcher can compare voices across videos.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from memtools.speech.base import Utterance
+
+THRESHOLD = 0.3  # cosine distance at which two clusters stop merging (benchmarks/diarisation.py)
+PREFIX = "S"
+
+
+class Voice(BaseModel):
+    """One voice cluster of a video: its label, the unit centroid of its utterances' vectors, how much it said."""
+
+    label: str
+    centroid: list[float]
+    utterances: int = Field(ge=0)
+    seconds: float = Field(ge=0)
+
+
+def cluster(vectors: np.ndarray, threshold: float = THRESHOLD) -> np.ndarray:
+    """Cluster numbers (0, 1, ... in order of first row) for unit row vectors; average linkage on cosine distance."""
+    n = len(vectors)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    x = np.asarray(vectors, dtype=np.float64)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    dist = 1.0 - x @ x.T
+    np.fill_diagonal(dist, np.inf)
+    size = np.ones(n)
+    alive = np.ones(n, dtype=bool)
+    owner = np.arange(n)
+    for _ in range(n - 1):
+        flat = int(np.argmin(dist))
+        a, b = divmod(flat, n)
+        if dist[a, b] > threshold:
+            break
+        a, b = min(a, b), max(a, b)
+        # Lance-Williams update for average linkage: the merged cluster's distance is the size-weighted mean
+        merged = (size[a] * dist[a] + size[b] * dist[b]) / (size[a] + size[b])
+        dist[a], dist[:, a] = merged, merged
+        dist[a, a] = np.inf
+        dist[b], dist[:, b] = np.inf, np.inf
+        size[a] += size[b]
+        alive[b] = False
+        owner[owner == b] = a
+    _, first = np.unique(owner, return_index=True)
+    order = {int(owner[i]): rank for rank, i in enumerate(sorted(first))}
+    return np.array([order[int(o)] for o in owner], dtype=np.int64)
+
+
+def assign_speakers(utterances: Sequence[Utterance], vectors: np.ndarray, threshold: float = THRESHOLD
+                    ) -> tuple[list[Utterance], list[Voice]]:
+    """Label the utterances without a speaker ``S1``, ``S2``, ... (``vectors`` has one row per utterance)."""
+    todo = [n for n, u in enumerate(utterances) if not u.speaker]
+    out = list(utterances)
+    if not todo:
+        return out, []
+    rows = np.asarray(vectors, dtype=np.float64)[todo]
+    labels = cluster(rows, threshold)
+    voices = []
+    for number in range(int(labels.max()) + 1):
+        members = [todo[i] for i in np.flatnonzero(labels == number)]
+        label = f"{PREFIX}{number + 1}"
+        centroid = rows[labels == number].mean(axis=0)
+        centroid /= max(float(np.linalg.norm(centroid)), 1e-12)
+        for m in members:
+            out[m] = out[m].model_copy(update={"speaker": label})
+        voices.append(Voice(label=label, centroid=[round(float(v), 5) for v in centroid], utterances=len(members),
+                            seconds=round(sum(utterances[m].t_end - utterances[m].t_start for m in members), 3)))
+    return out, voices
