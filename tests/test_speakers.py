@@ -101,6 +101,14 @@ def test_clusters_are_numbered_in_order_of_first_appearance():
     assert cluster(np.zeros((0, 3))).tolist() == []
 
 
+def test_many_utterances_are_clustered_on_a_sample_and_the_rest_join_the_nearest():
+    rng = np.random.default_rng(2)
+    rows = rng.integers(0, 4, size=400)
+    vectors = np.eye(4)[rows] + 0.05 * rng.standard_normal((400, 4))
+    exact, sampled = cluster(vectors), cluster(vectors, max_rows=50)
+    assert exact.tolist() == sampled.tolist() and len(set(exact.tolist())) == 4
+
+
 def test_known_speakers_keep_their_names_and_the_rest_get_labels():
     said = [Utterance(t_start=i, t_end=i + 1, text=f"line {i}", speaker="Roger" if i == 1 else None)
             for i in range(4)]

@@ -23,6 +23,7 @@ from memtools.speech.base import Utterance
 
 THRESHOLD = 0.3  # cosine distance at which two clusters stop merging (benchmarks/diarisation.py)
 PREFIX = "S"
+MAX_ROWS = 1500  # clustered exactly up to this many utterances; above, a spread sample is, and the rest join
 
 
 class Voice(BaseModel):
@@ -34,17 +35,35 @@ class Voice(BaseModel):
     seconds: float = Field(ge=0)
 
 
-def cluster(vectors: np.ndarray, threshold: float = THRESHOLD) -> np.ndarray:
-    """Cluster numbers (0, 1, ... in order of first row) for unit row vectors; average linkage on cosine distance."""
-    n = len(vectors)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
+def cluster(vectors: np.ndarray, threshold: float = THRESHOLD, *, max_rows: int = MAX_ROWS) -> np.ndarray:
+    """Cluster numbers (0, 1, ... in order of first row) for unit row vectors; average linkage on cosine distance.
+
+    More than ``max_rows`` rows (hours of speech): an evenly spread sample of them is clustered and
+    every other row joins the cluster whose centroid is nearest (time and memory stay bounded)."""
     x = np.asarray(vectors, dtype=np.float64)
+    if len(x) == 0:
+        return np.zeros(0, dtype=np.int64)
     x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    if len(x) <= max_rows:
+        return _renumbered(_agglomerate(x, threshold))
+    sample = np.unique(np.linspace(0, len(x) - 1, max_rows).round().astype(np.int64))
+    labels = _agglomerate(x[sample], threshold)
+    centroids = np.array([x[sample][labels == k].mean(axis=0) for k in np.unique(labels)])
+    return _renumbered(np.argmax(x @ centroids.T, axis=1))
+
+
+def _renumbered(owner: np.ndarray) -> np.ndarray:
+    _, first = np.unique(owner, return_index=True)
+    order = {int(owner[i]): rank for rank, i in enumerate(sorted(first))}
+    return np.array([order[int(o)] for o in owner], dtype=np.int64)
+
+
+def _agglomerate(x: np.ndarray, threshold: float) -> np.ndarray:
+    """Each row's cluster (any numbering): average-linkage merges while the closest pair is within ``threshold``."""
+    n = len(x)
     dist = 1.0 - x @ x.T
     np.fill_diagonal(dist, np.inf)
     size = np.ones(n)
-    alive = np.ones(n, dtype=bool)
     owner = np.arange(n)
     for _ in range(n - 1):
         flat = int(np.argmin(dist))
@@ -58,11 +77,8 @@ def cluster(vectors: np.ndarray, threshold: float = THRESHOLD) -> np.ndarray:
         dist[a, a] = np.inf
         dist[b], dist[:, b] = np.inf, np.inf
         size[a] += size[b]
-        alive[b] = False
         owner[owner == b] = a
-    _, first = np.unique(owner, return_index=True)
-    order = {int(owner[i]): rank for rank, i in enumerate(sorted(first))}
-    return np.array([order[int(o)] for o in owner], dtype=np.int64)
+    return owner
 
 
 def assign_speakers(utterances: Sequence[Utterance], vectors: np.ndarray, threshold: float = THRESHOLD
