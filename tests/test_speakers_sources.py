@@ -87,3 +87,23 @@ def test_a_diarising_server_is_asked_for_diarized_json_and_its_speakers_are_kept
     assert b'name="response_format"\r\n\r\ndiarized_json' in body
     assert b'name="chunking_strategy"\r\n\r\nauto' in body and b"timestamp_granularities" not in body
     assert recognizer.name == "openai:gpt-4o-transcribe-diarize:diarized"
+
+
+def test_speakers_on_without_the_weights_fail_clearly_before_the_memory_is_touched(tmp_path, monkeypatch, capsys):
+    from audio_video import tone, write_av_video
+    from memtools.cli import main
+
+    monkeypatch.setenv("MEMTOOLS_VOICE_WEIGHTS", str(tmp_path / "absent.pt"))
+    video = write_av_video(tmp_path / "talk.mp4", 20.0, audio=tone(20.0, rate=16_000), rate=16_000)
+    srt = tmp_path / "talk.srt"
+    srt.write_text("1\n00:00:01,000 --> 00:00:03,000\nHello.\n")
+    memory = tmp_path / "memory"
+    code = main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.build.testing:scripted_vlm",
+                 "--embedder", "test:64", "--preset", "short", "-q", "--subtitles", str(srt), "--speakers", "on"])
+    assert code == 1 and "pip install --no-deps resemblyzer" in capsys.readouterr().err
+    assert not memory.exists()
+    # auto without the weights builds as before, without speakers
+    assert main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.build.testing:scripted_vlm",
+                 "--embedder", "test:64", "--preset", "short", "-q", "--subtitles", str(srt)]) == 0
+    assert main(["repair", "--speakers", "--memory", str(memory)]) == 1
+    assert "pip install --no-deps resemblyzer" in capsys.readouterr().err

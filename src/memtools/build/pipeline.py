@@ -315,8 +315,9 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
     checkpoints = Checkpoints(memory.work_dir(vid))
     memory.refresh()
     state = {"content_hash": info.content_hash, "config": config.fingerprint(),
-             **({"speech": speech.name} if speech is not None else {}),
-             **({"speakers": speakers.name} if speakers is not None and speech is not None else {})}
+             **({"speech": speech.name} if speech is not None else {})}
+    # speakers are no part of the state: installing the voice weights must not rebuild (and pay for) every finished
+    # video; `memtools repair --speakers` labels those, and a resumed build labels from its speech checkpoints
     entry = memory.manifest.videos.get(vid)
     done = checkpoints.load("done")
     if not fresh and done == state and entry is not None and entry.status == "ready":
