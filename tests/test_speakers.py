@@ -141,3 +141,18 @@ def test_a_conversation_is_diarised_better_than_the_baselines():
     one_speaker = diarisation_error_rate(turns, [(a, b, "S1") for a, b, _ in turns])
     assert one_speaker > 0.5
     assert ours < 0.1 and len(set(labels.tolist())) == 3
+
+
+def test_a_deleted_video_takes_its_voices_along(tmp_path):
+    from memtools.embed import TestEmbedder
+    from memtools.speech.speakers import Voice
+    from memtools.store import Memory
+    from memtools.store.voices import load_voices, save_voices
+    from memtools.testing import kitchen_graph
+
+    with Memory.create(tmp_path / "m", TestEmbedder(16)) as memory:
+        memory.write_video(kitchen_graph())
+        save_voices(memory.path, "kitchen", [Voice(label="S1", centroid=[1.0, 0.0], utterances=2, seconds=3.5)])
+        assert [v.label for v in load_voices(memory.path, "kitchen")] == ["S1"]
+        assert memory.delete_video("kitchen")
+        assert load_voices(memory.path, "kitchen") == [] and not (memory.path / "voices" / "kitchen.json").exists()

@@ -8,7 +8,7 @@ two clusters are further apart than ``THRESHOLD``. The threshold was chosen on d
 ``benchmarks/diarisation.py`` (docs/speech.md gives the numbers): GE2E vectors of one voice sit
 about 0.1-0.22 apart, different voices 0.24-0.6 (synthetic espeak-ng voices; real voices differ
 more). Labels are numbered in order of first appearance. An utterance whose speaker is already
-known keeps it; only the others are labelled. Each cluster's centroid is kept (``Voice``), so a
+known keeps it; only the others are labelled. Each cluster's centroid is kept (``memtools.store.voices.Voice``), so a
 later matcher can compare voices across videos.
 """
 
@@ -17,22 +17,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from memtools.speech.base import Utterance
+from memtools.store.voices import Voice
 
 THRESHOLD = 0.3  # cosine distance at which two clusters stop merging (benchmarks/diarisation.py)
 PREFIX = "S"
 MAX_ROWS = 1500  # clustered exactly up to this many utterances; above, a spread sample is, and the rest join
-
-
-class Voice(BaseModel):
-    """One voice cluster of a video: its label, the unit centroid of its utterances' vectors, how much it said."""
-
-    label: str
-    centroid: list[float]
-    utterances: int = Field(ge=0)
-    seconds: float = Field(ge=0)
 
 
 def cluster(vectors: np.ndarray, threshold: float = THRESHOLD, *, max_rows: int = MAX_ROWS) -> np.ndarray:

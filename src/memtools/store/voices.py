@@ -18,11 +18,18 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from pydantic import ValidationError
-
-from memtools.speech.speakers import Voice
+from pydantic import BaseModel, Field, ValidationError
 
 FOLDER = "voices"
+
+
+class Voice(BaseModel):
+    """One voice cluster of a video: its label, the unit centroid of its utterances' vectors, how much it said."""
+
+    label: str
+    centroid: list[float]
+    utterances: int = Field(ge=0)
+    seconds: float = Field(ge=0)
 
 
 def voices_path(memory_path: Path, video_id: str) -> Path:
@@ -41,6 +48,11 @@ def save_voices(memory_path: Path, video_id: str, voices: Sequence[Voice]) -> No
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def remove_voices(memory_path: Path, video_id: str) -> None:
+    """Forget a video's voices (the video was deleted)."""
+    voices_path(memory_path, video_id).unlink(missing_ok=True)
 
 
 def load_voices(memory_path: Path, video_id: str) -> list[Voice]:
