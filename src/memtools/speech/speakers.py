@@ -5,11 +5,12 @@
 
 Clustering is agglomerative with average linkage on cosine distance, stopped when the closest
 two clusters are further apart than ``THRESHOLD``. The threshold was chosen on data with
-``benchmarks/diarisation.py`` (docs/speech.md gives the numbers): GE2E vectors of one voice sit
-about 0.1-0.22 apart, different voices 0.24-0.6 (synthetic espeak-ng voices; real voices differ
-more). Labels are numbered in order of first appearance. An utterance whose speaker is already
-known keeps it; only the others are labelled. Each cluster's centroid is kept (``memtools.store.voices.Voice``), so a
-later matcher can compare voices across videos.
+``benchmarks/diarisation.py`` (docs/speech.md gives the numbers): 0.3 is the best of a sweep on
+real two-speaker speech (pyannote.audio's sample), where one voice's short utterances sit
+0.17-0.54 apart; synthetic espeak-ng voices sit much closer (0.1-0.25) and would prefer 0.15,
+which splits real voices. Labels are numbered in order of first appearance. An utterance whose
+speaker is already known keeps it; only the others are labelled. Each cluster's centroid is kept
+(``memtools.store.voices.Voice``), so a later matcher can compare voices across videos.
 """
 
 from __future__ import annotations
