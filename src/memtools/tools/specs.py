@@ -120,8 +120,8 @@ class TranscriptArgs(_Args):
     end_sec: Seconds
     as_of_sec: AsOf = None
     speaker: str | None = Field(default=None, max_length=100, description=(
-        "Only this speaker's lines, as the transcript names them: 'S2' (a voice label) or a name from the "
-        "subtitles. Default: everyone."))
+        "Only this speaker's lines, as the transcript names them: 'S2' (a voice label) or a person's name. "
+        "Default: everyone."))
 
 
 class RelationsArgs(_Args):
