@@ -156,3 +156,39 @@ def test_a_deleted_video_takes_its_voices_along(tmp_path):
         assert [v.label for v in load_voices(memory.path, "kitchen")] == ["S1"]
         assert memory.delete_video("kitchen")
         assert load_voices(memory.path, "kitchen") == [] and not (memory.path / "voices" / "kitchen.json").exists()
+
+
+class _PitchVoices:
+    """A stand-in voice encoder (the model boundary): a clip's vector is its dominant pitch on a circle."""
+
+    name = "pitch"
+
+    def __init__(self) -> None:
+        self.clips = 0
+
+    def embed(self, clips):
+        self.clips += len(clips)
+        out = []
+        for c in clips:
+            hz = np.argmax(np.abs(np.fft.rfft(c))) * 16000 / len(c)
+            out.append([np.cos(hz / 1000), np.sin(hz / 1000)])
+        return np.array(out, dtype=np.float32)
+
+
+async def test_the_speaker_stage_labels_from_the_audio_and_resumes_from_its_checkpoint(tmp_path):
+    from audio_video import tone, write_av_video
+    from memtools.build.checkpoint import Checkpoints
+    from memtools.build.speakers import label_speakers
+
+    low, high, hush = tone(2.0, 220, 16000), tone(2.0, 1500, 16000), np.zeros(16000, np.float32)
+    audio = np.concatenate([low, hush, high, hush, low, hush, high])  # turns at 0, 3, 6, 9 s
+    video = write_av_video(tmp_path / "v.mp4", 12.0, audio=audio, rate=16000)
+    said = [Utterance(t_start=t, t_end=t + 2.0, text=f"line {t:g}") for t in (0.0, 3.0, 6.0, 9.0)]
+    encoder, checkpoints = _PitchVoices(), Checkpoints(tmp_path / "work")
+    out, voices = await label_speakers(encoder, video, said, checkpoints)
+    assert [u.speaker for u in out] == ["S1", "S2", "S1", "S2"] and [v.utterances for v in voices] == [2, 2]
+    again, _ = await label_speakers(encoder, video, said, checkpoints)
+    assert again == out and encoder.clips == 4  # from the checkpoint: nothing embedded twice
+    named = [said[0].model_copy(update={"speaker": "Ann"}), *said[1:]]
+    kept, none = await label_speakers(_PitchVoices(), video, named, Checkpoints(tmp_path / "w2"))
+    assert kept == named and none == []  # a transcript that names anyone is trusted as it is
