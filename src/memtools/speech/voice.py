@@ -8,8 +8,10 @@ output): the volume is raised to -30 dBFS, the clip is cut into 1.6 s partials (
 10 ms, 1.3 partials a second), each partial's power mel spectrogram (25 ms Hann windows,
 Slaney mel filters, as ``librosa.feature.melspectrogram``) goes through the LSTM, and the
 utterance's vector is the normalised mean of its partials' vectors. Resemblyzer also trims
-long silences with webrtcvad; utterances here come cut to speech by the recogniser, so that
-step is left out. All partials of all clips run through the LSTM as one batch.
+long silences with webrtcvad; here an energy gate does it (``trim_silence``: 30 ms windows
+more than 30 dB below the clip's loudest, smoothed and widened as Resemblyzer does), since a
+recogniser's segments often run on into seconds of silence, which would pull the vector away
+from the voice. All partials of all clips run through the LSTM as one batch.
 """
 
 from __future__ import annotations
@@ -83,6 +85,28 @@ def normalize_volume(samples: np.ndarray) -> np.ndarray:
     return samples if change < 0 else (samples * 10 ** (change / 20)).astype(np.float32)
 
 
+VAD_WINDOW = 480  # 30 ms
+VAD_FLOOR_DB = -30.0
+VAD_SMOOTH = 8  # windows averaged (Resemblyzer's vad_moving_average_width)
+VAD_KEEP = 6  # silent windows kept next to speech (Resemblyzer's vad_max_silence_length)
+
+
+def trim_silence(samples: np.ndarray) -> np.ndarray:
+    """The clip without its long silences: 30 ms windows quieter than the loudest by more than 30 dB are
+    dropped, unless within 6 windows of speech (a clip with no loud window is returned whole)."""
+    n = len(samples) // VAD_WINDOW
+    if n < 2:
+        return samples
+    windows = samples[:n * VAD_WINDOW].reshape(n, VAD_WINDOW).astype(np.float64)
+    level = 10 * np.log10(np.mean(windows ** 2, axis=1) + 1e-12)
+    loud = (level > level.max() + VAD_FLOOR_DB).astype(np.float64)
+    smooth = np.convolve(loud, np.ones(VAD_SMOOTH) / VAD_SMOOTH, mode="same") >= 0.5
+    keep = np.convolve(smooth.astype(np.float64), np.ones(2 * VAD_KEEP + 1), mode="same") > 0
+    if not keep.any():
+        return samples
+    return windows[keep].reshape(-1).astype(np.float32)
+
+
 def partial_slices(n_samples: int) -> list[slice]:
     """Where the 1.6 s partials of a clip start and end, in mel frames (Resemblyzer's compute_partial_slices)."""
     n_frames = int(np.ceil((n_samples + 1) / HOP))
@@ -145,7 +169,7 @@ class VoiceEncoder:
         partials: list[np.ndarray] = []
         owner: list[int] = []
         for n, clip in enumerate(clips):
-            samples = normalize_volume(clip)
+            samples = trim_silence(normalize_volume(clip))
             slices = partial_slices(len(samples))
             need = slices[-1].stop * HOP
             if need >= len(samples):
