@@ -35,8 +35,9 @@ echo
 echo '$ memtools tool search_nodes --query "what did the narrator say about the boxes?" --node-types speech'
 memtools tool search_nodes --memory "$MEMORY" --query "what did the narrator say about the boxes?" --node-types speech --top-k 2
 echo
-echo '$ memtools tool get_transcript --start-sec 80 --end-sec 130'
-memtools tool get_transcript --memory "$MEMORY" --start-sec 80 --end-sec 130
+echo '$ memtools tool get_transcript --start-sec 0 --end-sec 140'
+echo '  (two voices speak: S1 and S2 when the voice weights are installed: pip install --no-deps resemblyzer)'
+memtools tool get_transcript --memory "$MEMORY" --start-sec 0 --end-sec 140
 echo
 echo '$ memtools tool get_entity_timeline --name ball'
 memtools tool get_entity_timeline --memory "$MEMORY" --name ball

@@ -43,6 +43,8 @@ if ! $py -m pip install --quiet "${old[@]}" -e ".[dev]"; then
   $py -m pip install --quiet "${fresh[@]}" -e ".[dev]"
 fi
 $py -m pip check
+# the voice encoder's weights: Resemblyzer alone, without its torch/librosa dependencies (as .ci/run installs it)
+$py -m pip install --quiet --no-deps "${old[@]}" resemblyzer
 {
   echo "# The tested versions of memtools[dev]'s whole dependency tree; .ci/run installs with -c constraints.txt"
   echo "# and fails (scripts/check-pins.py) when its venv differs from this file."

@@ -66,7 +66,8 @@ def test_clicking_a_macro_event_shows_its_subgraph(browser, site):
     assert len(nodes) == 5 + 5 + 1  # entities, micro-events, on-screen text
     assert len(detail.find_elements(By.CSS_SELECTOR, ".graph path[marker-end]")) == 12  # the typed edges
     rows = detail.find_elements(By.CSS_SELECTOR, "table.nodes tr[id^='node-']")
-    assert len(rows) == 11  # every node shows its id and its times
+    assert len(rows) == 11 + 3  # every node shows its id and its times (3 utterances among them)
+    assert "speech (3)" in text.lower()
     assert all(r.find_elements(By.CSS_SELECTOR, ".id") and r.find_elements(By.CSS_SELECTOR, ".time") for r in rows)
     assert browser.current_url.endswith("#sample/macro_0002") and console_errors(browser) == []
     browser.find_element(By.CSS_SELECTOR, 'button.macro-link[data-id="sample/macro_0000"]').click()

@@ -3,7 +3,8 @@
     apt-get install -y espeak-ng          # only to remake the file; nothing else needs espeak
     python examples/sample/make_narration.py
 
-Each sentence of ``NARRATION`` is synthesized (US English voice, 135 words a minute), placed
+Each sentence of ``NARRATION`` is synthesized (US English voice, 135 words a minute; the
+sentences in ``SECOND_VOICE`` by a second, British voice), placed
 at its second of the 3-minute sample and the whole track is written as 16 kHz mono Opus
 (silence costs almost nothing). ``examples/make_sample_video.py`` muxes it into
 ``sample.mp4``; ``benchmarks/speech.py`` scores recognition against these sentences.
@@ -32,12 +33,16 @@ NARRATION = (  # (second of the video, sentence); the scenes are listed in make_
     (112.0, "A worker comes over to look at the fallen boxes."),
     (134.0, "At night, a yellow car drives past the exit sign."),
 )
+# A second voice (a British woman's, higher) reads these sentences, so the sample has two speakers
+# to tell apart (docs/speech.md, "Who spoke"); the first voice reads the rest.
+SECOND_VOICE = {44.0, 134.0}
+VOICES = {False: ["-v", "en-us", "-s", "135"], True: ["-v", "en-gb-x-rp+f3", "-p", "75", "-s", "125"]}
 
 
-def speak(text: str, folder: Path) -> np.ndarray:
+def speak(text: str, folder: Path, second: bool = False) -> np.ndarray:
     """One sentence as 16 kHz mono float32, synthesized with espeak-ng and resampled with PyAV."""
     wav = folder / "sentence.wav"
-    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "135", "-w", str(wav), text], check=True)
+    subprocess.run(["espeak-ng", *VOICES[second], "-w", str(wav), text], check=True)
     with av.open(str(wav)) as container:
         resampler = av.AudioResampler(format="flt", layout="mono", rate=RATE)
         parts = [out.to_ndarray().reshape(-1) for frame in container.decode(audio=0)
@@ -69,7 +74,7 @@ def main() -> int:
     track = np.zeros(int(DURATION * RATE), np.float32)
     with tempfile.TemporaryDirectory() as tmp:
         for t, text in NARRATION:
-            voice = speak(text, Path(tmp))
+            voice = speak(text, Path(tmp), second=t in SECOND_VOICE)
             start = int(t * RATE)
             track[start:start + len(voice)] += voice[:len(track) - start]
             print(f"{t:6.1f}s-{t + len(voice) / RATE:6.1f}s  {text}")

@@ -40,15 +40,18 @@ from memtools.build.prompts import (
 )
 from memtools.build.report import BuildSummary, VideoReport
 from memtools.build.segment import Window, clean_window, plan_window
+from memtools.build.speakers import Embedder, label_speakers
 from memtools.build.speech import macro_speech, transcribe, window_transcript
 from memtools.errors import BuildError
 from memtools.perception import VLM
 from memtools.perception.base import run_sync
 from memtools.schema import VideoGraph, macro_id, slugify_video_id
 from memtools.speech.base import Recognizer, Utterance
+from memtools.speech.speakers import Voice
 from memtools.store import Memory
 from memtools.store.failures import clear_failure, record_failure
 from memtools.store.frame_swap import staged_folder, staging_root
+from memtools.store.voices import save_voices
 from memtools.video import VideoInfo, probe, uniform_times
 
 SEGMENT_TOKENS = 2048
@@ -62,9 +65,10 @@ class _VideoBuild:
 
     def __init__(self, memory: Memory, vlm: VLM, source: Path, info: VideoInfo, video_id: str,
                  config: BuildConfig, progress: Progress, report: VideoReport,
-                 speech: Recognizer | None = None) -> None:
+                 speech: Recognizer | None = None, speakers: Embedder | None = None) -> None:
         self.memory, self.source, self.video_id, self.config = memory, source, video_id, config
-        self.speech = speech
+        self.speech, self.speakers = speech, speakers
+        self.voices: list[Voice] = []
         self.transcript: list[Utterance] = []
         self.info = info.model_copy(update={"path": source})
         self.progress, self.report = progress, report
@@ -76,6 +80,8 @@ class _VideoBuild:
     async def run(self) -> None:
         graph = await self.perceive()
         await index_video(self.memory, graph, self.progress, frames=self.frames_root)  # counts the texts it embeds
+        if self.speakers is not None:
+            await asyncio.to_thread(save_voices, self.memory.path, self.video_id, self.voices)
 
     async def perceive(self) -> VideoGraph:
         """Everything but the write: the assembled graph (keyframe files are staged in ``frames_root``)."""
@@ -85,6 +91,11 @@ class _VideoBuild:
             self.transcript = await transcribe(self.speech, self.source, self.checkpoints,
                                                on_chunk=lambda i, reused: self.progress.advance("speech"))
             self.progress.finish("speech")
+        if self.speakers is not None and self.transcript:
+            self.progress.begin("speakers")
+            self.transcript, self.voices = await label_speakers(self.speakers, self.source, self.transcript,
+                                                                self.checkpoints)
+            self.progress.finish("speakers")
         step = grid_step(cfg, self.info.fps)
         keyframes = stored_keyframes(self.checkpoints, self.frames_root)
         staged = staged_folder(self.memory.path, self.memory.frames_dir(self.video_id), self.frames_root)
@@ -279,11 +290,14 @@ def resolve_video_id(source: str | os.PathLike, video_id: str | None = None) -> 
 
 async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, video_id: str | None = None,
                        config: BuildConfig | None = None, progress: Progress | None = None, fresh: bool = False,
-                       info: VideoInfo | None = None, speech: Recognizer | None = None) -> VideoReport:
+                       info: VideoInfo | None = None, speech: Recognizer | None = None,
+                       speakers: Embedder | None = None) -> VideoReport:
     """Build (or resume building) one video into ``memory``; returns its report.
 
     ``speech`` (a ``memtools.speech`` recogniser) adds what is said: a checkpointed speech
     stage before segmentation, the transcript in the prompts, Speech nodes in the memory.
+    ``speakers`` (a ``memtools.speech.voice.VoiceEncoder``) labels who says each utterance
+    (``S1``, ``S2``, ... per video, clustered on voice vectors) when the recogniser gives no speaker.
 
     Raises ``VideoError`` for an unreadable file before anything is written, and
     ``PerceptionError`` when the backend fails for good (checkpoints are kept: running the
@@ -302,6 +316,8 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
     memory.refresh()
     state = {"content_hash": info.content_hash, "config": config.fingerprint(),
              **({"speech": speech.name} if speech is not None else {})}
+    # speakers are no part of the state: installing the voice weights must not rebuild (and pay for) every finished
+    # video; `memtools repair --speakers` labels those, and a resumed build labels from its speech checkpoints
     entry = memory.manifest.videos.get(vid)
     done = checkpoints.load("done")
     if not fresh and done == state and entry is not None and entry.status == "ready":
@@ -313,7 +329,7 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
         memory.set_status(vid, "building")
     clear_failure(checkpoints.folder)
     try:
-        await _VideoBuild(memory, vlm, path, info, vid, config, progress, report, speech).run()
+        await _VideoBuild(memory, vlm, path, info, vid, config, progress, report, speech, speakers).run()
     except BaseException as exc:
         if not replacing:  # a failed rebuild leaves the old version whole, frames included (the error says why)
             record_failure(checkpoints.folder, exc, path)  # memtools info and the tools say why, and what to run
@@ -334,7 +350,8 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
                         video_ids: Sequence[str | None] | None = None, config: BuildConfig | None = None,
                         sink: ProgressSink | None = None, fresh: bool = False,
                         infos: Sequence[VideoInfo] | None = None,
-                        speech: Recognizer | Sequence[Recognizer | None] | None = None) -> BuildSummary:
+                        speech: Recognizer | Sequence[Recognizer | None] | None = None,
+                        speakers: Embedder | None = None) -> BuildSummary:
     """Build several videos one after another (each with ``config.concurrency`` calls in flight).
 
     Every file is probed first, so an unreadable one fails the run before the memory is touched.
@@ -356,7 +373,7 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
             progress.video_index = index
             summary.videos.append(await abuild_video(memory, vlm, source, video_id=vid, config=config,
                                                      progress=progress, fresh=fresh, info=info,
-                                                     speech=speeches[index]))
+                                                     speech=speeches[index], speakers=speakers))
     finally:
         progress.close()
     summary.seconds = round(time.monotonic() - started, 3)

@@ -16,7 +16,7 @@ from typing import Any, Protocol, TextIO
 
 from memtools.costs import PriceTable, Tally
 
-STAGES = ("speech", "keyframes", "segment", "extract", "aggregate", "index")
+STAGES = ("speech", "speakers", "keyframes", "segment", "extract", "aggregate", "index")
 
 
 @dataclass

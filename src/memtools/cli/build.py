@@ -11,7 +11,7 @@ from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg
 from memtools.cli.costs import add_budget_arguments
 from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
 from memtools.cli.follow import add_follow_args, run_follow
-from memtools.cli.speech_args import add_speech_args, recognizers
+from memtools.cli.speech_args import add_speech_args, recognizers, speaker_encoder
 from memtools.errors import BuildError, PerceptionError, SpeechError
 
 EPILOG = """\
@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     vlm = vlm_from_settings(settings)
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
     speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
+    speakers = speaker_encoder(args, speech)  # and --speakers on without the voice weights
     sink = None if args.quiet else TextProgress(sys.stderr, prices=PriceTable.load(args.memory, args.prices),
                                                 model=getattr(vlm, "model_name", ""))  # running cost, if priced
     with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables,
@@ -120,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
                 summary = asyncio.run(abuild_videos(
                     memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,
                     config=settings.config, sink=sink, fresh=args.fresh, infos=infos, speech=speech,
-                ))
+                    speakers=speakers))
         except BudgetExceeded as exc:
             raise BudgetExceeded(f"{exc}\nFinished steps are checkpointed: run the same command again (with a larger "
                                  "budget) to resume.") from exc

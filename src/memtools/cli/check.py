@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="mark videos the graph lost as 'lost' (dropping their vectors; an unreadable graph file is "
                         "kept aside) and drop videos whose build failed from the list, so the rest can be used and "
                         "they can be imported again")
+    p.add_argument("--speakers", action="store_true",
+                   help="then label who speaks (S1, S2, ... by voice) in videos whose speech names nobody, from "
+                        "their source files (needs the voice weights: pip install --no-deps resemblyzer)")
     p.set_defaults(func=run_repair)
 
 
@@ -67,8 +70,18 @@ def run_recover(args: argparse.Namespace) -> int:
 def run_repair(args: argparse.Namespace) -> int:
     from memtools.store.repair import repair
 
+    encoder = None
+    if args.speakers:
+        from memtools.speech.voice import VoiceEncoder
+
+        encoder = VoiceEncoder()  # before anything is touched: says how to install the weights when missing
     with open_memory(args.memory) as memory:
         result = repair(memory, progress=lambda line: print(line, file=sys.stderr), forget_lost=args.forget_lost)
+        if encoder is not None and result.ok:
+            from memtools.build.speaker_repair import add_speakers
+
+            for line in add_speakers(memory, encoder):
+                print(f"speakers: {line}")
     print(result.render())
     if not result.ok and not args.forget_lost and result.after is not None \
             and any(p.part == "graph" for p in result.after.problems):

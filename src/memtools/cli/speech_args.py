@@ -4,8 +4,11 @@
     --speech none      no speech
     --speech local     faster-whisper (--speech-model PATH_OR_NAME, --speech-threads N)
     --speech openai    an OpenAI-compatible /audio/transcriptions server (--speech-model,
-                       --speech-base-url, --speech-api-key-env)
+                       --speech-base-url, --speech-api-key-env, --speech-diarize for diarized_json)
     --subtitles FILE   SRT / WebVTT cues instead of recognising (once per video, in order)
+    --speakers auto    label who speaks (S1, S2, ... by voice) when the voice encoder's weights are
+                       installed (pip install --no-deps resemblyzer) and the speech names nobody (default);
+                       on: the same, and a clear error without the weights; off: never
 
 Everything is checked here, before the memory is opened: a bad subtitle file or a missing
 extra fails the command with nothing written.
@@ -40,6 +43,26 @@ def add_speech_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--speech-base-url", metavar="URL", help="openai: the server (default: OpenAI)")
     g.add_argument("--speech-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help="openai: environment variable holding the API key")
+    g.add_argument("--speech-diarize", action="store_true",
+                   help="openai: ask a diarising model (e.g. gpt-4o-transcribe-diarize) for response_format="
+                        "diarized_json, which labels each segment's speaker")
+    g.add_argument("--speakers", choices=("auto", "on", "off"), default="auto",
+                   help="label who speaks (S1, S2, ... by voice clusters) when the speech names nobody: auto (when "
+                        "the voice weights are installed: pip install --no-deps resemblyzer), on, or off")
+
+
+def speaker_encoder(args: argparse.Namespace, speech: Sequence[Recognizer | None]):
+    """The voice encoder for ``--speakers``, or None (off, no speech, or auto without the weights)."""
+    from memtools.speech import voice_weights
+
+    choice = getattr(args, "speakers", "off")
+    if choice == "off" or not any(speech):
+        return None
+    if choice == "auto" and not voice_weights.available():
+        return None
+    from memtools.speech.voice import VoiceEncoder
+
+    return VoiceEncoder()  # ConfigError (how to install the weights) when they are missing
 
 
 def recognizers(args: argparse.Namespace, videos: Sequence[Path]) -> list[Recognizer | None]:
@@ -54,7 +77,7 @@ def recognizers(args: argparse.Namespace, videos: Sequence[Path]) -> list[Recogn
     if args.speech == "none":
         return [None] * len(videos)
     if args.speech == "openai":
-        options = {"api_key_env": args.speech_api_key_env}
+        options: dict[str, object] = {"api_key_env": args.speech_api_key_env, "diarize": args.speech_diarize}
         if args.speech_base_url:
             options["base_url"] = args.speech_base_url
         shared = make_recognizer("openai", model=args.speech_model or "whisper-1", **options)

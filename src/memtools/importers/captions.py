@@ -121,24 +121,59 @@ def _decode(path: Path, encoding: str | None, notes: ImportNotes | None) -> str:
     raise AssertionError("latin-1 decodes any bytes")  # pragma: no cover
 
 
-def read_subtitles(path: Path, *, encoding: str | None = None, notes: ImportNotes | None = None) -> list[Caption]:
-    """Captions of an .srt or .vtt file (cue settings and tags stripped), in file order and as
-    written: ``clean_captions`` repairs and notes what needs it."""
+def _cues(path: Path, encoding: str | None, notes: ImportNotes | None) -> Iterator[tuple[float, float, list[str]]]:
+    """Each cue of an .srt or .vtt file: start, end and its text lines as written (tags kept)."""
     text = _decode(path, encoding, notes)
-    captions: list[Caption] = []
+    n = 0
     for block in re.split(r"\n\s*\n", text.replace("\r\n", "\n").strip()):
         lines = [ln for ln in block.split("\n") if ln.strip()]
         arrow = next((i for i, ln in enumerate(lines) if "-->" in ln), None)
         if arrow is None:
             continue  # WEBVTT header, NOTE or STYLE blocks, cue numbers alone
         left, right = lines[arrow].split("-->", 1)
-        where = f"{path}, cue {len(captions) + 1}"
-        start, end = _seconds(left, where), _seconds((right.split() or [""])[0], where)
-        body = " ".join(re.sub(r"<[^>]+>", "", ln).strip() for ln in lines[arrow + 1:]).strip()
-        captions.append(Caption(start, end, body))
+        n += 1
+        where = f"{path}, cue {n}"
+        yield _seconds(left, where), _seconds((right.split() or [""])[0], where), lines[arrow + 1:]
+
+
+def _untagged(lines: Sequence[str]) -> str:
+    return " ".join(re.sub(r"<[^>]+>", "", ln).strip() for ln in lines).strip()
+
+
+def read_subtitles(path: Path, *, encoding: str | None = None, notes: ImportNotes | None = None) -> list[Caption]:
+    """Captions of an .srt or .vtt file (cue settings and tags stripped), in file order and as
+    written: ``clean_captions`` repairs and notes what needs it."""
+    captions = [Caption(start, end, _untagged(lines)) for start, end, lines in _cues(path, encoding, notes)]
     if not captions:
         raise ImportFormatError(f"{path} holds no subtitle cues; is it an SRT or WebVTT file?")
     return captions
+
+
+_VOICE = re.compile(r"<v(?:\.[^\s>]*)?\s+([^>]+)>")
+
+
+def read_voiced_subtitles(path: Path, *, encoding: str | None = None) -> list[tuple[float, float, str, str | None]]:
+    """Cues as (start, end, text, speaker): a WebVTT voice span (``<v Roger Bingham>``) names the
+    speaker; a cue whose lines change voice becomes one item per voice, its time shared by line."""
+    out: list[tuple[float, float, str, str | None]] = []
+    for start, end, lines in _cues(path, encoding, None):
+        runs: list[tuple[str | None, list[str]]] = []
+        for line in lines:
+            voice = _VOICE.search(line)
+            who = " ".join(voice.group(1).split()) if voice else (runs[-1][0] if runs else None)
+            if runs and runs[-1][0] == who:
+                runs[-1][1].append(line)
+            else:
+                runs.append((who, [line]))
+        total = sum(len(r[1]) for r in runs) or 1
+        t = start
+        for who, part in runs:
+            stop = end if part is runs[-1][1] else t + (end - start) * len(part) / total
+            out.append((t, stop, _untagged(part), who))
+            t = stop
+    if not out:
+        raise ImportFormatError(f"{path} holds no subtitle cues; is it an SRT or WebVTT file?")
+    return out
 
 
 # --- captions -> graph ------------------------------------------------------------------

@@ -31,7 +31,8 @@ Drill down from the top:
   not a question), then get_subgraph on the macro event of the best hit.
 - The question names a time: search_by_time(start_sec, end_sec).
 - What someone said: get_transcript(video_id, start_sec, end_sec), or search_nodes(query,
-  node_types=['speech']).
+  node_types=['speech']). Lines name their speaker (a subtitle's name, or S1, S2, ... for voices told
+  apart by sound); one speaker's lines: get_transcript(..., speaker='S2').
 - Why / what caused it / what happened next: get_relations(node_id) on an event or macro event.
 - A visual detail the text lacks (colour, count, a sign): inspect_frames(video_id, start_sec, end_sec).
 - What something looks like, when the time is unknown ('a red van'): search_frames(query), if the memory

@@ -80,11 +80,13 @@ def _nodes(items) -> list[dict[str, Any]]:
 
 
 def subgraph(tools: MemoryTools, macro_id: str, frames: list[dict[str, Any]]) -> dict[str, Any]:
-    """A macro event's details: summary, entities, micro-events, on-screen text, edges, keyframes."""
+    """A macro event's details: summary, entities, micro-events, on-screen text, speech (who said what), edges,
+    keyframes."""
     sub = tools.get_subgraph(macro_id)
     return {
         "summary": sub.macro.summary,
         "entities": _nodes(sub.entities), "events": _nodes(sub.events), "ocr": _nodes(sub.ocr),
+        "speech": [{k: v for k, v in row.items() if k != "detail"} for row in _nodes(sub.speech)],  # text names who
         "edges": [[e.source, e.target, e.label, e.category, e.description] for e in sub.edges],
         "relations": _relations(tools, macro_id, MACRO_RELATIONS),
         "keyframes": [[f["t"], PurePosixPath(f["path"]).name] for f in _evenly(frames, KEYFRAMES_PER_MACRO)],

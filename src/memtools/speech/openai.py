@@ -5,6 +5,12 @@ Works with OpenAI (``whisper-1``), vLLM, the whisper.cpp server and faster-whisp
 ``response_format=verbose_json``; the answer's ``segments`` become utterances (a plain
 ``text`` answer becomes one utterance spanning the chunk). Failures are retried exactly like
 the vision client's (``memtools.perception.openai.send_with_retries``).
+
+Speakers: a segment's ``speaker`` is kept. ``diarize=True`` asks an OpenAI-compatible diarising
+model (``gpt-4o-transcribe-diarize``) for ``response_format=diarized_json`` with
+``chunking_strategy=auto``; WhisperX / pyannote servers that add ``speaker`` to verbose_json
+segments need nothing more. Such labels ("A", "SPEAKER_00") are the server's, per request:
+memtools sends 30-second chunks, so the same label in two chunks need not be the same voice.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ class OpenAIRecognizer:
     def __init__(self, model: str = "whisper-1", *, base_url: str = DEFAULT_BASE_URL, api_key: str | None = None,
                  api_key_env: str = "OPENAI_API_KEY", language: str | None = None, timeout: float = 300.0,
                  retry: RetryPolicy | None = None, transport: httpx.AsyncBaseTransport | None = None,
+                 diarize: bool = False,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.model = model
         self.base_url = base_url.rstrip("/")
@@ -57,7 +64,8 @@ class OpenAIRecognizer:
         key = api_key if api_key is not None else os.environ.get(api_key_env)
         self._headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._transport, self._sleep = transport, sleep
-        self.name = f"openai:{model}"
+        self.diarize = diarize
+        self.name = f"openai:{model}" + (":diarized" if diarize else "")
 
     def __repr__(self) -> str:
         return f"OpenAIRecognizer(model={self.model!r}, base_url={self.base_url!r})"
@@ -71,6 +79,8 @@ class OpenAIRecognizer:
         if self._transport is None:
             check_model_requests_allowed(f"{self.model} at {self.url}")
         data = {"model": self.model, "response_format": "verbose_json", "timestamp_granularities[]": "segment"}
+        if self.diarize:
+            data = {"model": self.model, "response_format": "diarized_json", "chunking_strategy": "auto"}
         if self.language:
             data["language"] = self.language
         files = {"file": ("audio.wav", wav_bytes(chunk), "audio/wav")}
@@ -86,7 +96,8 @@ class OpenAIRecognizer:
             body: Any = response.json()
         except ValueError as exc:
             raise SpeechError(f"{self.model} at {self.url} answered something that is not JSON: "
-                              f"{response.text[:200]!r}; does the server support response_format=verbose_json?"
+                              f"{response.text[:200]!r}; does the server support response_format="
+                              f"{'diarized_json' if self.diarize else 'verbose_json'}?"
                               ) from exc
         if not isinstance(body, dict) or not isinstance(body.get("segments", body.get("text")), (list, str)):
             raise SpeechError(f"{self.model} at {self.url} answered JSON without 'segments' or 'text': "

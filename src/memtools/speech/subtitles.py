@@ -5,7 +5,9 @@
 The file is read with the caption importer's reader (``memtools.importers.captions``), so a
 bad file fails when the recogniser is made, before a build touches the memory. No audio is
 decoded (``needs_audio`` is False): the build asks for the cues of each stretch of time.
-A cue that starts with ``NAME:`` gives the speaker.
+Cues keep the speakers they name: a WebVTT voice span (``<v Roger Bingham>``; a cue that
+changes voice becomes one utterance per voice), or a line that starts with ``NAME:`` or
+``[NAME]`` (bracketed sound notes such as ``[Music]`` or ``[laughs]`` are not names).
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ import re
 from pathlib import Path
 
 from memtools.errors import ImportFormatError
-from memtools.importers.captions import read_subtitles
+from memtools.importers.captions import read_voiced_subtitles
 from memtools.speech.base import Utterance
 from memtools.video.audio import AudioChunk
 
 _SPEAKER = re.compile(r"^(?:-\s*)?([A-Z][A-Za-z0-9 .'_-]{0,30}):\s+(.+)$")
+_BRACKETED = re.compile(r"^(?:-\s*)?\[([A-Z][A-Za-z0-9 .'_-]{0,30})\]:?\s+(.+)$")
+_SOUNDS = {"music", "laughter", "laughs", "laughing", "applause", "inaudible", "silence", "noise", "crosstalk",
+           "cheering", "cheers", "sighs", "coughs", "background noise", "indistinct", "unintelligible", "singing"}
 
 
 class SubtitleRecognizer:
@@ -33,7 +38,7 @@ class SubtitleRecognizer:
         if not self.path.is_file():
             raise ImportFormatError(f"no subtitle file at {self.path}; give an .srt or .vtt file")
         raw = self.path.read_bytes()
-        self.utterances = sorted((_utterance(c.start, c.end, c.text) for c in read_subtitles(self.path)),
+        self.utterances = sorted((_utterance(*cue) for cue in read_voiced_subtitles(self.path)),
                                  key=lambda u: (u.t_start, u.t_end))
         self.name = f"subtitles:{hashlib.sha256(raw).hexdigest()[:16]}"
 
@@ -49,9 +54,10 @@ class SubtitleRecognizer:
         return [u for u in self.utterances if chunk.t_start <= u.t_start < end]
 
 
-def _utterance(start: float, end: float, text: str) -> Utterance:
-    speaker = None
-    match = _SPEAKER.match(text)
-    if match:
-        speaker, text = match.group(1).strip(), match.group(2)
+def _utterance(start: float, end: float, text: str, voice: str | None = None) -> Utterance:
+    speaker = voice
+    match = _SPEAKER.match(text) or _BRACKETED.match(text)
+    if match and not (match.re is _BRACKETED and match.group(1).strip().lower() in _SOUNDS):
+        named, text = match.group(1).strip(), match.group(2)
+        speaker = speaker or named
     return Utterance(t_start=start, t_end=end, text=" ".join(text.split()), speaker=speaker)

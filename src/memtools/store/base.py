@@ -269,8 +269,8 @@ class GraphReads(ABC):
 
     @abstractmethod
     def speech(self, video_id: str, start: float, end: float, *, as_of: float | None = None,
-               limit: int = 1000) -> list[Speech]:
-        """Utterances overlapping ``[start, end]`` in time order."""
+               limit: int = 1000, speaker: str | None = None) -> list[Speech]:
+        """Utterances overlapping ``[start, end]`` in time order (only ``speaker``'s, any case, when given)."""
 
     @abstractmethod
     def video_edges(self, video_ids: Sequence[str]) -> list[tuple[str, str, str]]:

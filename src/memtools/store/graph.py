@@ -364,17 +364,20 @@ class KuzuGraph(WholeVideoReads, GraphStore):
         return [_decode(r[0]) for r in rows]  # type: ignore[misc]
 
     def speech(self, video_id: str, start: float, end: float, *, as_of: float | None = None,
-               limit: int = 1000) -> list[Speech]:
+               limit: int = 1000, speaker: str | None = None) -> list[Speech]:
         """Utterances of a video that overlap ``[start, end]`` (ending after ``start``) (and had ended
-        by ``as_of``), in time order."""
+        by ``as_of``), in time order; only ``speaker``'s (any case) when given."""
         if not self._has_speech():
             return []
+        # no NULL parameter: ladybug types an unbound NULL as BOOL ("Cannot compare DOUBLE and BOOL")
+        params = {"vid": video_id, "s": float(start), "e": float(end),
+                  "asof": math.inf if as_of is None else float(as_of), "limit": int(limit)}
+        who = ""
+        if speaker is not None:
+            who, params["who"] = " AND lower(u.speaker) = $who", speaker.strip().lower()
         rows = self._run(
             "MATCH (u:Speech) WHERE u.video_id = $vid AND (u.t_end > $s OR u.t_start >= $s) AND u.t_start <= $e"
-            " AND u.t_end <= $asof RETURN u ORDER BY u.t_start, u.id LIMIT $limit",
-            # no NULL parameter: ladybug types an unbound NULL as BOOL ("Cannot compare DOUBLE and BOOL")
-            {"vid": video_id, "s": float(start), "e": float(end), "asof": math.inf if as_of is None else float(as_of),
-             "limit": int(limit)})
+            f" AND u.t_end <= $asof{who} RETURN u ORDER BY u.t_start, u.id LIMIT $limit", params)
         return [_decode(r[0]) for r in rows]  # type: ignore[misc]
 
     def counts(self, video_id: str | None = None) -> dict[str, int]:

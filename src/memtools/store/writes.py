@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, cast
 
 from memtools.errors import ConfigError, MemoryBusy, StoreError
 from memtools.schema import VideoGraph
-from memtools.store import frame_swap, integrity, keyframe_vectors, recovery
+from memtools.store import frame_swap, integrity, keyframe_vectors, recovery, voices
 from memtools.store.base import VideoWrites
 from memtools.store.entities import entity_rows
 from memtools.store.faults import fault_point
@@ -320,6 +320,7 @@ class MemoryWrites(VideoWrites):
             manifest.generation = journal.generation + 1
             self._commit_manifest(manifest, totals)
             frame_swap.clean(self.path)
+            voices.remove_voices(self.path, video_id)  # its voice centroids (memtools.store.voices), if any
             recovery.end(cast("MemoryParts", self))
         return True
 

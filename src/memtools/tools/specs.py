@@ -119,6 +119,9 @@ class TranscriptArgs(_Args):
     start_sec: Seconds
     end_sec: Seconds
     as_of_sec: AsOf = None
+    speaker: str | None = Field(default=None, max_length=100, description=(
+        "Only this speaker's lines, as the transcript names them: 'S2' (a voice label) or a person's name. "
+        "Default: everyone."))
 
 
 class RelationsArgs(_Args):
@@ -215,7 +218,8 @@ TOOL_SPECS: dict[str, ToolSpec] = {s.name: s for s in (
     ToolSpec("get_transcript", "search",
              "What was said (speech recognised from the audio, or subtitles) between start_sec and end_sec: one "
              "utterance per line with its time and speaker when known, a page at a time. Use it for questions "
-             "about what someone said.", TranscriptArgs, MemoryTools.get_transcript),
+             "about what someone said; speaker='S2' keeps one speaker's lines.",
+             TranscriptArgs, MemoryTools.get_transcript),
     ToolSpec("get_relations", "traversal",
              "Typed edges at any node (outgoing, incoming or both) with labels and reasons: follow causes "
              "(CAUSES, PREVENTS, ENABLES), roles (PERFORMS, RECEIVES, USES_TOOL) and layout (LOCATED_IN, ...).",

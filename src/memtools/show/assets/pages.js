@@ -105,6 +105,7 @@ function videoPage() {
         nodeTable("Entities", sub.entities, marks, m),
         nodeTable("Micro-events", sub.events, marks, m),
         nodeTable("On-screen text", sub.ocr, marks, m),
+        nodeTable("Speech", sub.speech || [], marks, m),
         sub.edges.length ? [el("h3", {}, "Edges (" + sub.edges.length + ")"), el("table", {"class": "nodes"},
           sub.edges.map(function (e) { return el("tr", {}, [el("td", {}, [idTag(short(e[0])), " -" + e[2] + "-> ",
             idTag(short(e[1]))]), el("td", {"class": "muted"}, e[3]), el("td", {}, e[4])]); }))] : null]));
@@ -128,7 +129,7 @@ function videoPage() {
     view.macros.forEach(function (m) {
       var sub = SUB[m.id] || {entities: [], events: [], ocr: [], summary: ""};
       out.push({id: m.id, kind: "macro", t0: m.t0, t1: m.t1, text: m.label + " " + sub.summary + " " + m.key_entities.join(" ")});
-      [["entity", sub.entities], ["event", sub.events], ["ocr", sub.ocr]].forEach(function (g) {
+      [["entity", sub.entities], ["event", sub.events], ["ocr", sub.ocr], ["speech", sub.speech || []]].forEach(function (g) {
         g[1].forEach(function (n) { out.push({id: n.id, kind: g[0], t0: n.t0 === undefined ? m.t0 : n.t0,
           t1: n.t1 === undefined ? m.t1 : n.t1, text: n.text + " " + (n.detail || "")}); });
       });
