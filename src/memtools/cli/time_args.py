@@ -12,12 +12,14 @@ if TYPE_CHECKING:
     from memtools.wallclock import RecordingRule
 
 
-def add_time_args(p: argparse.ArgumentParser) -> None:
+def add_time_args(p: argparse.ArgumentParser, *, flag: bool = True) -> None:
+    """``flag``: also ``--recorded-at`` (a build or import; ``memtools repair`` reads source files only)."""
     group = p.add_argument_group("recording time (wall clock)")
-    group.add_argument("--recorded-at", metavar="TIME",
-                       help="when the video started, ISO 8601 (e.g. 2026-11-20T14:03:00+01:00; one video only). "
-                            "Else from a sidecar VIDEO.recorded_at, --recorded-at-pattern, or the file's "
-                            "creation_time metadata")
+    if flag:
+        group.add_argument("--recorded-at", metavar="TIME",
+                           help="when the video started, ISO 8601 (e.g. 2026-11-20T14:03:00+01:00; one video only). "
+                                "Else from a sidecar VIDEO.recorded_at, --recorded-at-pattern, or the file's "
+                                "creation_time metadata")
     group.add_argument("--recorded-at-pattern", metavar="PATTERN",
                        help="strptime pattern found in each file name (or video id), e.g. '%%Y%%m%%d_%%H%%M%%S' "
                             "for VID_20261120_140300.mp4")
