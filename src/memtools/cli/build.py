@@ -12,7 +12,7 @@ from memtools.cli.costs import add_budget_arguments
 from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
 from memtools.cli.follow import add_follow_args, run_follow
 from memtools.cli.speech_args import add_speech_args, recognizers
-from memtools.cli.time_args import add_time_args, recording_rule
+from memtools.cli.time_args import add_time_args, recording_rule, timed_memory
 from memtools.errors import BuildError, PerceptionError, SpeechError
 
 EPILOG = """\
@@ -99,9 +99,10 @@ def run(args: argparse.Namespace) -> int:
         if args.speech == "auto":
             print("note: fleet builds do not recognise speech yet; the videos are built from their frames "
                   "(pass --speech none to silence this)", file=sys.stderr)
-        return run_fleet(args, settings, create_memory)
+        return run_fleet(args, settings, timed_memory(create_memory, recording_rule(args, 2)))
     if args.follow:
-        return run_follow(args, settings, vlm_from_settings(settings), create_memory, use_image_embedder)
+        return run_follow(args, settings, vlm_from_settings(settings), timed_memory(create_memory,
+                          recording_rule(args, 1)), use_image_embedder)
     if not args.videos:
         raise BuildError("no videos: name video files, or a list of them with --from-list FILE")
     vlm = vlm_from_settings(settings)

@@ -4,11 +4,13 @@ import were recorded (``memtools.wallclock`` says where else a recording start c
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from memtools.errors import ConfigError
 
 if TYPE_CHECKING:
+    from memtools.store import Memory
     from memtools.wallclock import RecordingRule
 
 
@@ -42,3 +44,14 @@ def recording_rule(args: argparse.Namespace, videos: int) -> RecordingRule:
                                        getattr(args, "timezone", None))
     except WallClockError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def timed_memory(create: Callable[..., Memory], rule: RecordingRule) -> Callable[..., Memory]:
+    """``create_memory`` for a fleet or live build: the memory it opens finds recording starts by ``rule``."""
+
+    def creating(*args: Any, **kwargs: Any) -> Memory:
+        memory = create(*args, **kwargs)
+        memory.recording_rule = rule
+        return memory
+
+    return creating

@@ -53,7 +53,6 @@ from memtools.tools.searching import TOP_K_MAX, SearchTools, check_as_of, rerank
 from memtools.tools.text import brief, hms
 from memtools.tools.transcript import TranscriptTools
 from memtools.tools.wallclock_tools import WallClockTools, is_period_id
-from memtools.wallclock import day_of, start_of
 
 if TYPE_CHECKING:
     from memtools.rerank.base import Reranker
@@ -178,15 +177,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, W
         _range("limit", limit, 1, LIST_MAX)
         self.memory.refresh()
         needle = (query or "").strip().lower()
-        entries = self.memory.manifest.videos
-        window, untimed = "", 0
-        if recorded_from or recorded_to:
-            ids, window, untimed = self.dated_ids(recorded_from, recorded_to)
-            found = [(v, e) for v in ids if (e := entries.get(v)) is not None
-                     and (not needle or needle in v.lower() or needle in e.title.lower())]
-            page, total = found[offset:offset + limit], len(found)
-        else:
-            page, total = entries.page(offset, limit, needle)
+        page, total, window, untimed = self.video_page(offset, limit, needle, recorded_from, recorded_to)
         starts = self.memory.recorded_starts([vid for vid, _ in page])
         items = [VideoItem(video_id=vid, title=e.title, duration=e.duration, status=e.status, counts=e.counts,
                            recorded_at=starts[vid].isoformat() if vid in starts else None) for vid, e in page]
@@ -236,9 +227,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, W
             supers=[SuperBrief(id=s.id, label=s.label, t_start=s.t_start, t_end=s.t_end,
                                macro_count=counts.get(s.id, 0)) for s in outline.supers
                     if as_of is None or s.t_end <= as_of or counts.get(s.id)],
-            as_of_sec=None if whole else as_of, recorded_at=video.recorded_at,
-            day=day_of(start) if (start := start_of(video.recorded_at)) else "",
-        )
+            as_of_sec=None if whole else as_of, recorded_at=video.recorded_at)
 
     def get_super_events(self, video_id: str | None = None, super_ids: Sequence[str] | None = None,
                          as_of_sec: float | None = None) -> SuperEvents:
@@ -327,12 +316,9 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, W
     def search_by_time(self, start_sec: float | None = None, end_sec: float | None = None, video_id: str | None = None,
                        as_of_sec: float | None = None, start_time: str | None = None, end_time: str | None = None,
                        as_of_time: str | None = None) -> TimeResult:
-        if start_sec is None and end_sec is None:  # a clock window (start_time, end_time): across the library
-            return self.search_wall_clock(start_time, end_time, video_id, as_of_time)
-        if start_sec is None or end_sec is None or start_time or end_time:
-            raise ToolError(msg.WINDOW_KINDS)
-        if as_of_time is not None:
-            as_of_sec = self._as_of_second(self._video_id(video_id), as_of_time)
+        if start_sec is None or end_sec is None:  # a clock window (start_time, end_time): across the library
+            return self.search_wall_clock(start_time, end_time, video_id, as_of_time, start_sec, end_sec)
+        as_of_sec = self.media_as_of(video_id, as_of_sec, as_of_time, start_time or end_time)
         vid, as_of = self._time_window(start_sec, end_sec, video_id, as_of_sec)
         outline = self._known_outline(vid)
         macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from memtools.tools.text import RENDER_BUDGET, budgeted, clip, hms, span
-from memtools.wallclock import absolute, iso
+from memtools.wallclock import absolute, day_of, iso, start_of
 
 
 class _Result(BaseModel):
@@ -106,13 +106,12 @@ class Summary(_Result):
     supers: list[SuperBrief]
     as_of_sec: float | None = None
     recorded_at: str | None = None  # recording start, ISO 8601 (None: unknown)
-    day: str = ""  # its day node, e.g. day/2026-11-20
 
     def render(self) -> str:
         lines = [f"Video {self.video_id} {span(0, self.duration)}: {self.title or '(untitled)'}"]
-        if self.recorded_at:
-            lines.append(f"Recorded: {self.recorded_at} (its day: {self.day}; clock time = this + the time in the "
-                         "video)")
+        if start := start_of(self.recorded_at):
+            lines.append(f"Recorded: {self.recorded_at} (its day: {day_of(start)}; clock time = this + the time in "
+                         "the video)")
         if self.as_of_sec is not None:
             lines.append(f"As of {hms(self.as_of_sec)}: only what had ended by then (the video's description "
                          "covers all of it and is hidden).")

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from memtools.errors import ToolError, ToolNotFound
 from memtools.store import video_times
+from memtools.tools import messages as msg
 from memtools.tools.host import ToolsHost
 from memtools.tools.results import MacroItem, Summary, TimeResult
 from memtools.tools.time_results import PeriodSummary, WallMatch, WallTimeResult
 from memtools.wallclock import WallClockError, iso
+
+if TYPE_CHECKING:
+    from memtools.store.manifest import VideoEntry
 
 PERIOD_RE = re.compile(r"(day/\d{4}-\d{2}-\d{2}|week/\d{4}-W\d{2})")
 MAX_MATCHES = 200  # macro events one wall-clock search returns
@@ -136,9 +141,33 @@ class WallClockTools(ToolsHost):
                              themes=[], key_entities=[], emotional_tone="", duration=_seconds(found), supers=[],
                              kind=found.kind, members=found.members, untimed=self._untimed())
 
+    def media_as_of(self, video_id: str | None, as_of_sec: float | None, as_of_time: str | None,
+                    clock: str | None) -> float | None:
+        """The as-of second of a media-time window (``as_of_time`` placed in its video); a clock time
+        beside ``start_sec``/``end_sec`` is refused."""
+        if clock:
+            raise ToolError(msg.WINDOW_KINDS)
+        return self._as_of_second(self._video_id(video_id), as_of_time) if as_of_time is not None else as_of_sec
+
+    def video_page(self, offset: int, limit: int, needle: str, recorded_from: str | None,
+                   recorded_to: str | None) -> tuple[list[tuple[str, VideoEntry]], int, str, int]:
+        """A page of ``list_videos``: by id, or (with a date window) in recording order; with the
+        window as text and how many videos have no recording time (0 without a window)."""
+        entries = self.memory.manifest.videos
+        if not (recorded_from or recorded_to):
+            page, total = entries.page(offset, limit, needle)
+            return page, total, "", 0
+        ids, window, untimed = self.dated_ids(recorded_from, recorded_to)
+        found = [(v, e) for v in ids if (e := entries.get(v)) is not None
+                 and (not needle or needle in v.lower() or needle in e.title.lower())]
+        return found[offset:offset + limit], len(found), window, untimed
+
     def search_wall_clock(self, start_time: str | None, end_time: str | None, video_id: str | None,
-                          as_of_time: str | None) -> TimeResult:
+                          as_of_time: str | None, start_sec: float | None = None,
+                          end_sec: float | None = None) -> TimeResult:
         """Macro events recorded in a clock window, across the library (or in one video)."""
+        if start_sec is not None or end_sec is not None:
+            raise ToolError(msg.WINDOW_KINDS)
         notes: list[str] = []
         start, end = self._wall_window(start_time, end_time, notes)
         as_of = self._read_time("as_of_time", as_of_time, notes) if as_of_time else None
