@@ -153,9 +153,8 @@ def test_a_memory_made_before_gains_the_layer_through_repair(tmp_path, engine):
     assert "recorded" not in tool(memory, "list_videos")  # it opens, and says nothing it does not know
     assert "no video of this memory has a recording time" in tool(memory, "get_summary", "--video-id",
                                                                   "day/2026-11-20", check=False)
-    checked = memtools("check", "--memory", str(memory), check=False)
-    assert checked.returncode == 1 and "[times] the recording times and the day and week nodes are missing" \
-        in checked.stdout
+    checked = memtools("check", "--memory", str(memory))  # not damage: nothing is wrong, a layer is not there yet
+    assert "no day/week layer yet (made before recording times): `memtools repair` adds it" in checked.stdout
 
     repaired = memtools("repair", "--memory", str(memory), "--timezone", "Europe/Paris")
     assert "made the time layer again: 1 video(s) with a recording time (read 1 from their source files)" \
@@ -192,3 +191,21 @@ def test_a_write_killed_anywhere_keeps_the_days_with_the_videos(tmp_path, engine
     memtools("import-captions", str(source), "--memory", str(memory), "--no-progress")  # the same command again
     assert "14:00-14:05 living_b" in tool(memory, "get_summary", "--video-id", "day/2026-11-20")
     assert "08:00-08:03 hall_c" in tool(memory, "get_summary", "--video-id", "day/2026-11-21")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_check_finds_a_time_layer_that_disagrees_with_the_graph_and_repair_remakes_it(tmp_path, engine):
+    memory = import_videos(tmp_path, engine, VIDEOS)
+    day = tool(memory, "get_summary", "--video-id", "day/2026-11-20")
+    with sqlite3.connect(memory / "videos.sqlite") as conn:
+        conn.execute("DELETE FROM periods WHERE id = 'day/2026-11-20'")
+        conn.execute("UPDATE video_times SET recorded_at = '2026-11-20T10:00:00+01:00' WHERE id = 'kitchen_a'")
+    conn.close()
+    checked = memtools("check", "--memory", str(memory), check=False)
+    assert checked.returncode == 1
+    assert "[times] the time index of video 'kitchen_a' does not match its root in the graph" in checked.stdout
+    assert "[times] the day and week nodes do not match the videos (missing: day/2026-11-20; stray: none)" \
+        in checked.stdout
+    memtools("repair", "--memory", str(memory))
+    assert memtools("check", "--memory", str(memory)).returncode == 0
+    assert tool(memory, "get_summary", "--video-id", "day/2026-11-20") == day

@@ -47,7 +47,7 @@ from memtools.store.navigation_check import repair_navigation
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.repair_vectors import rebuild_vectors
 from memtools.store.resources import raise_if_exhausted
-from memtools.store.time_check import repair_times
+from memtools.store.time_check import layer_missing, repair_times
 from memtools.store.video_catalog import CATALOG
 from memtools.wallclock import RecordingRule
 
@@ -94,12 +94,13 @@ class RepairResult:
 def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *,
            forget_lost: bool = False, times: RecordingRule | None = None) -> RepairResult:
     """Fix every derivable problem ``check`` reports; returns what was done and what is left.
-    ``times``: read videos' missing recording starts with this rule even if nothing else is wrong."""
+    ``times``: read videos' missing recording starts with this rule even if nothing else is wrong (a
+    memory made before recording times gains its day and week layer in any case)."""
     say = progress or (lambda _: None)
     before = integrity.check(memory)
     result = RepairResult()
-    if (before.ok and times is None) or not (times is not None or forget_lost
-                                             or any(p.repairable for p in before.problems)):
+    upgrade = times is not None or (not before.pending and layer_missing(read_manifest(memory.path)))
+    if (before.ok and not upgrade) or not (upgrade or forget_lost or any(p.repairable for p in before.problems)):
         result.after = before  # nothing repair could derive: the memory is not even opened for writing
         return result
     snapshot = _Snapshot.take(memory)

@@ -4,8 +4,9 @@ The layer is derived from the graph's video roots (``Video.recorded_at``, title,
 description), so check compares it with them, and repair makes it again whole:
 
 * a memory made before recording times has neither the ``recorded_at`` column in its graph nor the
-  two tables in ``videos.sqlite``: check says so (``[times]``, repairable), and ``memtools repair``
-  adds both without touching anything else;
+  two tables in ``videos.sqlite``. That is not damage (every tool works; no video has a recording
+  time): check says so in its ``times`` line, and ``memtools repair`` adds both without touching
+  anything else;
 * repair also reads the recording start of every video that has none from its source file when
   that is still reachable (a sidecar ``VIDEO.recorded_at``, the container's ``creation_time``; and
   ``--recorded-at-pattern`` / ``--timezone`` given to repair), writing it onto the video's root.
@@ -45,10 +46,9 @@ def check_times(memory: MemoryParts, manifest: Manifest, ready: list[str], repor
     if manifest.legacy or not ready:
         return
     catalog = manifest.catalog
-    if not catalog.times("SELECT 1"):  # no tables: a memory made before recording times
-        report.parts["times"] = "no day/week layer (made before recording times)"
-        report.problems.append(Problem("times", "the recording times and the day and week nodes are missing (the "
-                                       "memory was made before them; nothing is lost)", True))
+    if layer_missing(manifest):  # not damage: every tool works, no video has a recording time yet
+        report.parts["times"] = ("no day/week layer yet (made before recording times): `memtools repair` adds it, "
+                                 "reading recording times from the videos' files")
         return
     with memory.reading(guard=False) as graph:
         expected = {t.video_id: t for v in _roots(graph, ready) if (t := _time(v)) is not None}
@@ -65,10 +65,15 @@ def check_times(memory: MemoryParts, manifest: Manifest, ready: list[str], repor
         report.problems.append(Problem("times", f"the time index of video {vid!r} does not match its root in the "
                                        "graph", True, vid))
     if periods != days | weeks:
-        missing, extra = sorted(days | weeks - periods), sorted(periods - days - weeks)
+        missing, extra = sorted((days | weeks) - periods), sorted(periods - days - weeks)
         report.problems.append(Problem("times", f"the day and week nodes do not match the videos (missing: "
                                        f"{', '.join(missing[:5]) or 'none'}; stray: {', '.join(extra[:5]) or 'none'})",
                                        True))
+
+
+def layer_missing(manifest: Manifest) -> bool:
+    """Whether the memory was made before recording times (its catalog has no time tables)."""
+    return manifest.legacy or (len(manifest.videos) > 0 and not manifest.catalog.times("SELECT 1"))
 
 
 def repair_times(memory: MemoryParts, graph: GraphStore, done: list[str], rule: RecordingRule | None) -> None:
