@@ -47,7 +47,7 @@ from memtools.store.navigation_check import repair_navigation
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.repair_vectors import rebuild_vectors
 from memtools.store.resources import raise_if_exhausted
-from memtools.store.time_check import layer_missing, repair_times
+from memtools.store.time_check import layer_missing, repair_times, upgrade_times
 from memtools.store.video_catalog import CATALOG
 from memtools.wallclock import RecordingRule
 
@@ -106,9 +106,7 @@ def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *
     snapshot = _Snapshot.take(memory)
     try:
         if all(p.part == "times" for p in before.problems):
-            with memory._writing(guard=False) as kuzu:
-                kuzu.ensure_schema()
-                repair_times(memory, kuzu, result.done, times or RecordingRule())
+            upgrade_times(memory, result.done, times)
         else:
             _repair(memory, before, result, say, forget_lost, snapshot, times)
     except RepairRefused as exc:

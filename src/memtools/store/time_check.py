@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from memtools.errors import MemoryDamaged, StoreError
 from memtools.schema import Video
 from memtools.store.problems import Problem, Report
 from memtools.store.time_rows import VideoTime
@@ -72,8 +73,12 @@ def check_times(memory: MemoryParts, manifest: Manifest, ready: list[str], repor
 
 
 def layer_missing(manifest: Manifest) -> bool:
-    """Whether the memory was made before recording times (its catalog has no time tables)."""
-    return manifest.legacy or (len(manifest.videos) > 0 and not manifest.catalog.times("SELECT 1"))
+    """Whether the memory was made before recording times (its catalog has no time tables; a catalog that
+    cannot be read is damage that check reports, and repair makes the layer again after listing it)."""
+    try:
+        return manifest.legacy or (len(manifest.videos) > 0 and not manifest.catalog.times("SELECT 1"))
+    except (MemoryDamaged, StoreError, OSError):
+        return False
 
 
 def repair_times(memory: MemoryParts, graph: GraphStore, done: list[str], rule: RecordingRule | None) -> None:
@@ -97,6 +102,15 @@ def repair_times(memory: MemoryParts, graph: GraphStore, done: list[str], rule: 
     days = len({t.day for t in times.values()})
     read = f" (read {found} from their source files)" if found else ""
     done.append(f"made the time layer again: {len(times)} video(s) with a recording time{read}, {days} day node(s)")
+
+
+def upgrade_times(memory: MemoryParts, done: list[str], rule: RecordingRule | None) -> None:
+    """Repair of the time layer alone: the graph's column added, the layer made again."""
+    from memtools.wallclock import RecordingRule
+
+    with memory._writing(guard=False) as graph:
+        graph.ensure_schema()
+        repair_times(memory, graph, done, rule or RecordingRule())
 
 
 def _set_start(graph: GraphStore, video_id: str, start: str) -> bool:

@@ -310,8 +310,7 @@ class VideoCatalog:
         """A write's entries, as one transaction at manifest generation ``generation`` (the one the
         write commits); the rows it changes keep their pre-images for readers still at an older one.
         Applied once: a catalog already at ``generation`` (a write rolled forward again) is left as it is.
-        ``times``: the written videos' recording starts; they and the deleted videos' days and weeks are
-        made again in the same transaction (``store.video_times``)."""
+        ``times``: the written videos' recording starts (their days and weeks remade: ``store.video_times``)."""
         gone = [vid for vid in deletes if vid not in upserts]
 
         def work(conn: sqlite3.Connection) -> VideoTotals:
