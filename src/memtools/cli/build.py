@@ -12,6 +12,7 @@ from memtools.cli.costs import add_budget_arguments
 from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
 from memtools.cli.follow import add_follow_args, run_follow
 from memtools.cli.speech_args import add_speech_args, recognizers, speaker_encoder
+from memtools.cli.time_args import add_time_args, recording_rule, timed_memory
 from memtools.errors import BuildError, PerceptionError, SpeechError
 
 EPILOG = """\
@@ -62,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     tuning.add_argument("--concurrency", type=int, metavar="N", help="model calls in flight (default 4)")
     tuning.add_argument("--window-sec", type=float, metavar="SEC", help="segmentation window tau (default 600)")
     add_speech_args(p)
+    add_time_args(p)
     p.add_argument("--video-id", help="id for the video (single video only; default: from the file name)")
     p.add_argument("--fresh", action="store_true", help="ignore checkpoints of earlier runs and start over")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
@@ -100,14 +102,16 @@ def run(args: argparse.Namespace) -> int:
         if args.speech == "auto":
             print("note: fleet builds do not recognise speech yet; the videos are built from their frames "
                   "(pass --speech none to silence this)", file=sys.stderr)
-        return run_fleet(args, settings, create_memory)
+        return run_fleet(args, settings, timed_memory(create_memory, recording_rule(args, 2)))
     if args.follow:
-        return run_follow(args, settings, vlm_from_settings(settings), create_memory, use_image_embedder)
+        return run_follow(args, settings, vlm_from_settings(settings), timed_memory(create_memory,
+                          recording_rule(args, 1)), use_image_embedder)
     if not args.videos:
         raise BuildError("no videos: name video files, or a list of them with --from-list FILE")
     if args.estimate:
         return print_estimate(args, settings)
     vlm = vlm_from_settings(settings)
+    rule = recording_rule(args, len(args.videos))
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
     speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
     speakers = speaker_encoder(args, speech)  # and --speakers on without the voice weights
@@ -115,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
                                                 model=getattr(vlm, "model_name", ""))  # running cost, if priced
     with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables,
                                           args.graph_engine), args) as memory:
+        memory.recording_rule = rule
         budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
         try:
             with spending_limit(budget):

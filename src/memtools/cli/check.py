@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from memtools.cli.common import add_memory_arg, open_memory
+from memtools.cli.time_args import add_time_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Rebuild the lance rows, vectors, entity profiles and indexes from the graph (whole tables "
                     "aside, checked, then swapped in), put videos the graph holds back into the manifest, recount, "
                     "mend a manifest whose embedder dimension the embedder and the vectors contradict, and remove "
-                    "leftovers of interrupted writes and frames of unknown videos. A failed repair puts everything "
+                    "leftovers of interrupted writes and frames of unknown videos, and make the day and week layer "
+                    "again (reading missing recording times from the videos' files). A failed repair puts everything "
                     "back; one that cannot tell what is right refuses and changes nothing. A lost graph cannot be "
                     "derived: the report says how to rebuild or re-import those videos. Exit status: 0 when the "
                     "memory is whole afterwards, 1 otherwise.")
@@ -46,6 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speakers", action="store_true",
                    help="then label who speaks (S1, S2, ... by voice) in videos whose speech names nobody, from "
                         "their source files (needs the voice weights: pip install --no-deps resemblyzer)")
+    add_time_args(p, flag=False)
     p.set_defaults(func=run_repair)
 
 
@@ -68,6 +71,7 @@ def run_recover(args: argparse.Namespace) -> int:
 
 
 def run_repair(args: argparse.Namespace) -> int:
+    from memtools.cli.time_args import recording_rule
     from memtools.store.repair import repair
 
     encoder = None
@@ -76,7 +80,9 @@ def run_repair(args: argparse.Namespace) -> int:
 
         encoder = VoiceEncoder()  # before anything is touched: says how to install the weights when missing
     with open_memory(args.memory) as memory:
-        result = repair(memory, progress=lambda line: print(line, file=sys.stderr), forget_lost=args.forget_lost)
+        given = args.recorded_at_pattern or args.timezone
+        result = repair(memory, progress=lambda line: print(line, file=sys.stderr), forget_lost=args.forget_lost,
+                        times=recording_rule(args, 0) if given else None)
         if encoder is not None and result.ok:
             from memtools.build.speaker_repair import add_speakers
 

@@ -30,6 +30,11 @@ Drill down from the top:
 - Or jump in: search_nodes(query) with a descriptive statement ('a cook covers a burning pan with a lid',
   not a question), then get_subgraph on the macro event of the best hit.
 - The question names a time: search_by_time(start_sec, end_sec).
+- Many videos of one life (a home camera, daily vlogs): videos with a recording time print it (ISO 8601
+  with its zone). A question across days: get_summary(video_id='day/2026-11-20') or 'week/2026-W47' for
+  what was recorded then; search_by_time(start_time='2026-11-20T14:00+01:00', end_time='16:00') for the
+  episodes of a clock window across every video, in clock order; list_videos(recorded_from='2026-11-16',
+  recorded_to='2026-11-22') for the videos of those days; as_of_time for what had happened by an instant.
 - What someone said: get_transcript(video_id, start_sec, end_sec), or search_nodes(query,
   node_types=['speech']). Lines name their speaker (a subtitle's name, or S1, S2, ... for voices told
   apart by sound); one speaker's lines: get_transcript(..., speaker='S2').
@@ -73,6 +78,9 @@ Work in rounds of Observation -> Reason -> Action:
 
 Start with {start}. Then pick the tool from the question's pattern:
 - a time ("at 1:20:00", "in the first ten minutes") -> search_by_time(start_sec, end_sec)
+- a day, a date or a clock time across videos ("what did I do on Friday afternoon?", "on which days did I
+  cook?") -> get_summary(video_id='day/YYYY-MM-DD') or search_by_time(start_time=..., end_time=...) in ISO
+  8601, and list_videos(recorded_from=..., recorded_to=...) to see which days hold videos
 - a person or object plus an action -> search_nodes(query), then get_subgraph(macro_id) of the best hit
 - a cause, an effect, what happened before or after -> get_relations(node_id) on the event or macro event
   (CAUSES, PREVENTS, ENABLES, BEFORE), and follow the chain
