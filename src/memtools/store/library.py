@@ -41,6 +41,7 @@ import numpy as np
 from memtools.errors import StoreError
 from memtools.schema import VideoGraph
 from memtools.store.entities import _key, _norm
+from memtools.store.faults import fault_point
 from memtools.store.library_links import LOCATION, LibEntity, Linker, Member, Profile, places_of
 from memtools.store.problems import Problem
 
@@ -206,6 +207,7 @@ def update(folder: Path, layers: Sequence[VideoLayer], removed: Iterable[str], g
                 for layer in layers:
                     linker.add_video(layer.profiles)
                 _store(conn, linker, layers, touched, embed, gen)
+                fault_point("library-linking")  # linked, not committed: the transaction is lost
                 conn.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
