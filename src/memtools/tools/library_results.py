@@ -28,7 +28,8 @@ class EventChain(_Result):
     videos: int = Field(description="how many videos the activity happens in")
     days: int | None = Field(default=None, description=(
         "on how many days (recording dates; None when a video has no recording start: count videos)"))
-    places: list[str] = Field(default_factory=list, description="where it happens, the most frequent place first")
+    places: list[str] = Field(default_factory=list, description=(
+        "where it happens, the place of the most videos (days) first"))
     chain: list[ChainItem] = Field(description="every occurrence in recording order (wall clock, else library order)")
     note: str = ""
 
@@ -41,9 +42,9 @@ class EventChain(_Result):
         lines = [f"Activity {', '.join(repr(clip(a, 60)) for a in self.activities)}: {len(self.chain)} time(s) in "
                  f"{self.videos} video(s){days}; first {first.video_id} {span(first.t_start, first.t_end)}, "
                  f"last {last.video_id} {span(last.t_start, last.t_end)}"]
-        counts = Counter(c.place for c in self.chain if c.place)
+        counts = Counter(p for _, p in dict.fromkeys((c.video_id, c.place) for c in self.chain if c.place))
         if counts:
-            lines.append("Where: " + ", ".join(f"{clip(p, 40)} ({n})" for p, n in counts.most_common(6)))
+            lines.append("Where (videos): " + ", ".join(f"{clip(p, 40)} ({n})" for p, n in counts.most_common(6)))
         if self.note:
             lines.append(self.note)
         for n, c in enumerate(self.chain, 1):

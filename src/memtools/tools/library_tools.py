@@ -138,7 +138,8 @@ class LibraryTools(ToolsHost):
                                    macro_id=o.macro_id, place=name, place_id=place_lib))
         dates = [starts[v] for v in videos]
         days = None if any(d is None for d in dates) else len({d.date() for d in dates if d is not None})
-        places = [p for p, _ in Counter(c.place for c in chain if c.place).most_common()]
+        places = [p for p, _ in Counter(p for _, p in dict.fromkeys((c.video_id, c.place) for c in chain if c.place))
+                  .most_common()]  # by the number of videos (days) it happens there, then first seen
         note = "" if days is not None or not chain else (
             "No recording dates for these videos: each video is counted, in library order.")
         return EventChain(query=query, activities=[label for _, label, _ in matched], videos=len(videos), days=days,
