@@ -133,6 +133,7 @@ class Video(_Model):
     height: int = Field(default=0, ge=0)
     source_path: str = ""
     content_hash: str = ""
+    recorded_at: str | None = None  # recording start, ISO 8601 with offset (memtools.wallclock); None: unknown
 
     @field_validator("id")
     @classmethod

@@ -12,6 +12,7 @@ from memtools.cli.costs import add_budget_arguments
 from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
 from memtools.cli.follow import add_follow_args, run_follow
 from memtools.cli.speech_args import add_speech_args, recognizers
+from memtools.cli.time_args import add_time_args, recording_rule
 from memtools.errors import BuildError, PerceptionError, SpeechError
 
 EPILOG = """\
@@ -62,6 +63,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     tuning.add_argument("--concurrency", type=int, metavar="N", help="model calls in flight (default 4)")
     tuning.add_argument("--window-sec", type=float, metavar="SEC", help="segmentation window tau (default 600)")
     add_speech_args(p)
+    add_time_args(p)
     p.add_argument("--video-id", help="id for the video (single video only; default: from the file name)")
     p.add_argument("--fresh", action="store_true", help="ignore checkpoints of earlier runs and start over")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress display")
@@ -103,12 +105,14 @@ def run(args: argparse.Namespace) -> int:
     if not args.videos:
         raise BuildError("no videos: name video files, or a list of them with --from-list FILE")
     vlm = vlm_from_settings(settings)
+    rule = recording_rule(args, len(args.videos))
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
     speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
     sink = None if args.quiet else TextProgress(sys.stderr, prices=PriceTable.load(args.memory, args.prices),
                                                 model=getattr(vlm, "model_name", ""))  # running cost, if priced
     with use_image_embedder(create_memory(args.memory, settings.embedder, args.tables,
                                           args.graph_engine), args) as memory:
+        memory.recording_rule = rule
         budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
         try:
             with spending_limit(budget):

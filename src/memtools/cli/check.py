@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from memtools.cli.common import add_memory_arg, open_memory
+from memtools.cli.time_args import add_time_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Rebuild the lance rows, vectors, entity profiles and indexes from the graph (whole tables "
                     "aside, checked, then swapped in), put videos the graph holds back into the manifest, recount, "
                     "mend a manifest whose embedder dimension the embedder and the vectors contradict, and remove "
-                    "leftovers of interrupted writes and frames of unknown videos. A failed repair puts everything "
+                    "leftovers of interrupted writes and frames of unknown videos, and make the day and week layer "
+                    "again (reading missing recording times from the videos' files). A failed repair puts everything "
                     "back; one that cannot tell what is right refuses and changes nothing. A lost graph cannot be "
                     "derived: the report says how to rebuild or re-import those videos. Exit status: 0 when the "
                     "memory is whole afterwards, 1 otherwise.")
@@ -43,6 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="mark videos the graph lost as 'lost' (dropping their vectors; an unreadable graph file is "
                         "kept aside) and drop videos whose build failed from the list, so the rest can be used and "
                         "they can be imported again")
+    add_time_args(p, flag=False)
     p.set_defaults(func=run_repair)
 
 
@@ -65,10 +68,13 @@ def run_recover(args: argparse.Namespace) -> int:
 
 
 def run_repair(args: argparse.Namespace) -> int:
+    from memtools.cli.time_args import recording_rule
     from memtools.store.repair import repair
 
     with open_memory(args.memory) as memory:
-        result = repair(memory, progress=lambda line: print(line, file=sys.stderr), forget_lost=args.forget_lost)
+        given = args.recorded_at_pattern or args.timezone
+        result = repair(memory, progress=lambda line: print(line, file=sys.stderr), forget_lost=args.forget_lost,
+                        times=recording_rule(args, 0) if given else None)
     print(result.render())
     if not result.ok and not args.forget_lost and result.after is not None \
             and any(p.part == "graph" for p in result.after.problems):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from memtools.cli.arg_types import non_empty_text, positive_int, video_id
 from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory, use_image_embedder
+from memtools.cli.time_args import add_time_args, recording_rule
 
 if TYPE_CHECKING:
     from memtools.importers.caption_checks import ImportNotes
@@ -52,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=positive_int, default=200,
                    help="videos written per atomic step (default 200)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    add_time_args(p)
     p.set_defaults(func=run)
 
 
@@ -107,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
             print("Left out (the files are unchanged):\n" + "\n".join(notes.render()))
         raise ImportFormatError(f"nothing to import: no video with a usable caption in {len(args.files)} file(s)"
                                 f"{' (see above)' if notes else ''}; nothing was written")
+    rule = recording_rule(args, len(origin))
     totals = {"captions": 0, "macros": 0}
 
     def counted(graphs):
@@ -118,8 +121,10 @@ def run(args: argparse.Namespace) -> int:
     # the files are read again as a stream; their notes were taken by the check above
     graphs = counted(graphs_from_files(args.files, video_id=args.video_id, title=args.title,
                                        encoding=args.encoding, notes=ImportNotes()))
-    key = import_key(args.files, kind="captions", video_id=args.video_id, title=args.title)
+    timing = {k: v for k in ("recorded_at", "recorded_at_pattern", "timezone") if (v := getattr(args, k))}
+    key = import_key(args.files, kind="captions", video_id=args.video_id, title=args.title, **timing)
     with use_image_embedder(create_memory(args.memory, args.embedder, args.tables, args.graph_engine), args) as memory:
+        memory.recording_rule = rule
         landed = ImportLedger(memory, key).landed()  # a killed run of this import wrote these: not replacements
         replaced = [vid for vid in origin if vid in memory.manifest.videos and vid not in landed]
         result = bulk_write(memory, graphs, key=key, batch_size=args.batch_size, total=len(origin),

@@ -111,6 +111,7 @@ class CaptionedVideo:
     duration: float = 0.0
     title: str = ""
     entities: Sequence[tuple[str, EntityType]] = ()
+    recorded_at: str | None = None  # recording start, ISO 8601 with offset (memtools.wallclock)
 
 
 def clean_captions(video: CaptionedVideo, source: str, notes: ImportNotes) -> CaptionedVideo:
@@ -188,7 +189,24 @@ def dense_video(path: Path, key: str, entry: Any, notes: ImportNotes) -> Caption
     if title is not None and not isinstance(title, str):
         notes.add(TITLE_NOT_TEXT, f"{path}, video {key}: {_kind(title)}")
         title = None
-    return CaptionedVideo(video_id=key, captions=captions, duration=float(duration), title=(title or "").strip() or key)
+    return CaptionedVideo(video_id=key, captions=captions, duration=float(duration), title=(title or "").strip() or key,
+                          recorded_at=_recorded_at(entry.get("recorded_at"), f"{path}, video {key}"))
+
+
+def _recorded_at(value: Any, where: str) -> str | None:
+    """A dense-caption entry's ``"recorded_at"`` (ISO 8601; one without a zone is refused: the
+    ``--timezone`` flag is for file names), as stored."""
+    if value is None:
+        return None
+    from memtools.wallclock import WallClockError, iso, parse_time
+
+    if not isinstance(value, str) or not re.search(r"(Z|[+-]\d{2}:?\d{2})$", value.strip()):
+        raise ImportFormatError(f"{where}: \"recorded_at\" must be an ISO 8601 time with its zone, e.g. "
+                                f"\"2026-11-20T14:03:00+01:00\"; it is {_short(value)}")
+    try:
+        return iso(parse_time(value))
+    except WallClockError as exc:
+        raise ImportFormatError(f"{where}: \"recorded_at\": {exc}") from None
 
 
 def _is_number(value: Any) -> bool:

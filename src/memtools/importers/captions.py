@@ -174,7 +174,7 @@ def graph_from_captions(video: CaptionedVideo, grouping: CaptionGrouping | None 
     super_groups = _groups(macro_groups, [s for s, _ in spans], [e for _, e in spans],
                            grouping.super_max_macros, grouping.super_max_sec)
     graph = VideoGraph(video=Video(
-        id=vid, title=video.title or vid, duration=duration,
+        id=vid, title=video.title or vid, duration=duration, recorded_at=video.recorded_at,
         description=clip(" ".join(c.text.rstrip(".") + "." for c in clipped[:4]), 600)))
     for s_ord, members in enumerate(super_groups):
         sid = super_id(vid, s_ord)

@@ -49,7 +49,8 @@ TABLES: dict[NodeKind, _Table] = {
         _Table("Video", NodeKind.VIDEO, Video, (
             ("id", _S), ("video_id", _S), ("title", _S), ("description", _S), ("themes", _L),
             ("key_entities", _L), ("emotional_tone", _S), ("duration", _D), ("fps", _D),
-            ("width", _I), ("height", _I), ("source_path", _S), ("content_hash", _S))),
+            ("width", _I), ("height", _I), ("source_path", _S), ("content_hash", _S),
+            ("recorded_at", _S))),
         _Table("SuperEvent", NodeKind.SUPER, SuperEvent, (
             ("id", _S), ("video_id", _S), ("ordinal", _I), ("label", _S), ("description", _S),
             ("key_entities", _L), ("t_start", _D), ("t_end", _D))),
@@ -97,6 +98,7 @@ def _schema_ddl() -> list[str]:
     pairs = ", ".join(f"FROM {a} TO {b}" for a, b in (*_PAIRS, *_SPEECH_PAIRS))
     ddl.append(f"CREATE REL TABLE IF NOT EXISTS Rel({pairs}, category STRING, label STRING, description STRING)")
     ddl += [f"ALTER TABLE Rel ADD IF NOT EXISTS FROM {a} TO {b}" for a, b in _SPEECH_PAIRS]
+    ddl.append("ALTER TABLE Video ADD IF NOT EXISTS recorded_at STRING")  # wall-clock time (issue 31)
     ddl.append(f"CREATE NODE TABLE IF NOT EXISTS {_DETAIL}(id STRING, video_id STRING, children STRING, "
                "edges STRING, PRIMARY KEY(id))")
     return ddl
@@ -141,6 +143,8 @@ def _decode(row: dict[str, Any]) -> Node:
         data.pop("video_id")
     if table.kind is NodeKind.ENTITY:
         data["grounding"] = Grounding(**data["grounding"])
+    if table.kind is NodeKind.VIDEO and not data.get("recorded_at"):
+        data["recorded_at"] = None  # a memory made before recording times (or a video without one)
     for key in ("themes", "key_entities"):
         if key in data and data[key] is None:
             data[key] = []

@@ -271,8 +271,10 @@ def check(memory: MemoryParts) -> Report:
         report.parts["graph"] = "MISSING"
     if graph_ids is not None:
         from memtools.store.navigation_check import check_navigation
+        from memtools.store.time_check import check_times
 
         check_navigation(memory, manifest, ready, report)
+        check_times(memory, manifest, ready, report)
     if manifest.tables:
         report.parts["tables"] = f"{manifest.tables} (object storage: files are not listed, rows are compared)"
     if _has_nodes_table(memory, manifest, report):

@@ -3,7 +3,7 @@
 ``LibraryReads.open`` gives ``None`` when the layer does not match the memory's generation
 (missing, behind a write in progress, or made by an older memtools): the tools then answer per
 video and say so. Recording order is wall-clock order where a video has a recording start
-(``recording_start``), else library order (video ids in order, as ``list_videos`` lists them).
+(``Memory.recorded_starts``), else library order (video ids in order, as ``list_videos`` lists them).
 """
 
 from __future__ import annotations
@@ -20,17 +20,6 @@ import numpy as np
 
 from memtools.store import library
 from memtools.store.entities import _norm
-
-
-def recording_start(entry: Any) -> datetime | None:
-    """A video's recording start (wall clock, with time zone) when its catalog entry has one."""
-    value = getattr(entry, "recorded_at", None) if entry is not None else None
-    if isinstance(value, datetime):
-        return value
-    if isinstance(value, str) and value:
-        with contextlib.suppress(ValueError):
-            return datetime.fromisoformat(value)
-    return None
 
 
 def recording_order(video_ids: Iterable[str], starts: Mapping[str, datetime | None]) -> list[str]:

@@ -32,7 +32,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from datetime import datetime
 from pathlib import Path
 
 from memtools import background
@@ -40,7 +41,7 @@ from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, RecoveryPending, StoreError
 from memtools.schema import MacroEvent, SuperEvent, Video
-from memtools.store import engines, integrity, leftovers
+from memtools.store import engines, integrity, leftovers, video_times
 from memtools.store.base import GraphEngine, GraphStore, VectorIndex
 from memtools.store.entity_index import EntityIndex
 from memtools.store.faults import fault_point
@@ -394,6 +395,11 @@ class Memory(MemoryWrites):
     def video_ids(self) -> list[str]:
         self.refresh()
         return self.manifest.videos.ids()
+
+    def recorded_starts(self, video_ids: Iterable[str] | None = None) -> dict[str, datetime]:
+        """Recording starts (aware; ``memtools.wallclock``) of these videos, or of all; untimed ones absent."""
+        self.refresh()
+        return {} if self.manifest.legacy else video_times.recorded_starts(self.manifest.catalog, video_ids)
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())

@@ -45,6 +45,7 @@ from memtools.store import frame_swap, integrity, library
 from memtools.store.faults import fault_point
 from memtools.store.manifest import EmbedderInfo, VideoEntry, read_manifest
 from memtools.store.problems import Problem
+from memtools.store.write_times import times_of
 
 if TYPE_CHECKING:
     from memtools.store.base import GraphStore
@@ -262,7 +263,7 @@ def _roll_forward(memory: MemoryParts, journal: Journal) -> str:
         totals = manifest.catalog.apply({}, journal.videos, generation)  # idempotent: once per generation
     else:
         entries = {vid: VideoEntry.model_validate(entry) for vid, entry in journal.entries.items()}
-        totals = manifest.catalog.apply(entries, (), generation)
+        totals = manifest.catalog.apply(entries, (), generation, times_of(journal.entries))
         if journal.image_embedder is not None and manifest.image_embedder is None:
             manifest.image_embedder = EmbedderInfo.model_validate(journal.image_embedder)
     fault_point("catalog-recovered")

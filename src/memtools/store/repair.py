@@ -47,7 +47,9 @@ from memtools.store.navigation_check import repair_navigation
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.repair_vectors import rebuild_vectors
 from memtools.store.resources import raise_if_exhausted
+from memtools.store.time_check import repair_times
 from memtools.store.video_catalog import CATALOG
+from memtools.wallclock import RecordingRule
 
 if TYPE_CHECKING:
     from memtools.store.base import GraphStore
@@ -90,17 +92,24 @@ class RepairResult:
 
 
 def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *,
-           forget_lost: bool = False) -> RepairResult:
-    """Fix every derivable problem ``check`` reports; returns what was done and what is left."""
+           forget_lost: bool = False, times: RecordingRule | None = None) -> RepairResult:
+    """Fix every derivable problem ``check`` reports; returns what was done and what is left.
+    ``times``: read videos' missing recording starts with this rule even if nothing else is wrong."""
     say = progress or (lambda _: None)
     before = integrity.check(memory)
     result = RepairResult()
-    if before.ok or not (forget_lost or any(p.repairable for p in before.problems)):
+    if (before.ok and times is None) or not (times is not None or forget_lost
+                                             or any(p.repairable for p in before.problems)):
         result.after = before  # nothing repair could derive: the memory is not even opened for writing
         return result
     snapshot = _Snapshot.take(memory)
     try:
-        _repair(memory, before, result, say, forget_lost, snapshot)
+        if all(p.part == "times" for p in before.problems):
+            with memory._writing(guard=False) as kuzu:
+                kuzu.ensure_schema()
+                repair_times(memory, kuzu, result.done, times or RecordingRule())
+        else:
+            _repair(memory, before, result, say, forget_lost, snapshot, times)
     except RepairRefused as exc:
         snapshot.restore(memory)
         result.done, result.refused = [], str(exc)
@@ -131,7 +140,7 @@ def _plain(exc: BaseException) -> str:
 
 
 def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Callable[[str], None],
-            forget_lost: bool, snapshot: _Snapshot) -> None:
+            forget_lost: bool, snapshot: _Snapshot, times: RecordingRule | None) -> None:
     path = memory.path
     manifest = read_manifest(path)
     problems, mend = _settle_dimension(memory, manifest, before)  # may refuse: nothing has changed yet
@@ -159,6 +168,8 @@ def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Call
             repair_keyframes(memory, kuzu, problems, result.done, say, snapshot.swaps)
             repair_navigation(memory, kuzu, problems, result.done, say)
             _rebuild_indexes(memory, problems, result)
+            memory.manifest = read_manifest(path)
+            repair_times(memory, kuzu, result.done, times or RecordingRule())
             if library.bring_up_to_date(memory, kuzu, read_manifest(path).generation):
                 result.done.append("computed the library layer again (entities across videos, activities)")
     _remove_leftovers(memory, result)

@@ -48,6 +48,8 @@ from memtools.store.catalog_cells import (
     sums_of,
 )
 from memtools.store.resources import exhausted
+from memtools.store.time_rows import VideoTime
+from memtools.store.video_times import sync
 
 log = logging.getLogger(__name__)
 
@@ -303,10 +305,13 @@ class VideoCatalog:
         os.replace(tmp, catalog.file)
         return catalog
 
-    def apply(self, upserts: Mapping[str, VideoEntry], deletes: Iterable[str], generation: int) -> VideoTotals:
+    def apply(self, upserts: Mapping[str, VideoEntry], deletes: Iterable[str], generation: int,
+              times: Mapping[str, VideoTime | None] | None = None) -> VideoTotals:
         """A write's entries, as one transaction at manifest generation ``generation`` (the one the
         write commits); the rows it changes keep their pre-images for readers still at an older one.
-        Applied once: a catalog already at ``generation`` (a write rolled forward again) is left as it is."""
+        Applied once: a catalog already at ``generation`` (a write rolled forward again) is left as it is.
+        ``times``: the written videos' recording starts; they and the deleted videos' days and weeks are
+        made again in the same transaction (``store.video_times``)."""
         gone = [vid for vid in deletes if vid not in upserts]
 
         def work(conn: sqlite3.Connection) -> VideoTotals:
@@ -323,10 +328,23 @@ class VideoCatalog:
                              ((vid, generation) for vid in touched))
             conn.executemany("DELETE FROM videos WHERE id = ?", ((vid,) for vid in gone))
             _upsert(conn, ((vid, e, generation) for vid, e in upserts.items()))
+            sync(conn, times or {}, gone)
             conn.execute("UPDATE meta SET value = ? WHERE key = 'generation'", (generation,))
             return _totals(conn)
 
         return self._transaction(work)
+
+    def times(self, query: str, params: dict[str, Any] | tuple = ()) -> list[tuple]:
+        """Rows of the time index (``store.video_times``); none from a catalog made before it."""
+        if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'periods'"):
+            return []
+        return self._read(query, params)
+
+    def remake_times(self, times: Mapping[str, VideoTime]) -> None:
+        """The time index made again whole (``memtools repair``), in one transaction."""
+        from memtools.store.video_times import rebuild
+
+        self._transaction(lambda conn: rebuild(conn, times))
 
     def put(self, video_id: str, entry: VideoEntry) -> VideoTotals:
         """Change one entry now (a build status), keeping its generation: one row, one transaction."""

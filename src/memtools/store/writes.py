@@ -48,6 +48,8 @@ from memtools.store.graph import writer_pool_mb
 from memtools.store.integrity import INTENT_FILE, LOCK_FILE
 from memtools.store.manifest import VideoEntry, migrate_legacy, now, read_manifest, write_manifest
 from memtools.store.payload import index_rows
+from memtools.store.write_times import stamp_times, time_entries, times_of
+from memtools.wallclock import RecordingRule
 
 if TYPE_CHECKING:
     from memtools.embed.base import Embedder
@@ -70,6 +72,8 @@ WRITE_BUFFER_MB = 512   # kuzu buffer pool of a writer: a batch must fit before 
 
 class MemoryWrites(VideoWrites):
     """The write half of ``Memory`` (the ``VideoWrites`` contract; ``write_video`` comes from it)."""
+
+    recording_rule: RecordingRule = RecordingRule()  # finds written videos' recording starts (memtools.wallclock)
 
     if TYPE_CHECKING:  # what ``Memory`` supplies (declared for type checkers; Memory defines each)
         path: Path
@@ -182,6 +186,7 @@ class MemoryWrites(VideoWrites):
                 g.check()
             except ValueError as exc:
                 raise StoreError(f"refusing to write an inconsistent graph: {exc}") from exc
+        stamp_times(graphs, self.recording_rule)
         rows = index_rows(graphs)
         self._embed_rows(rows, vectors)
         profiles = entity_rows(graphs, {row["id"]: row["vector"] for row in rows if row["kind"] == "entity"})
@@ -202,7 +207,7 @@ class MemoryWrites(VideoWrites):
                         "edges": len(g.edges), **({"speech": len(g.speech)} if g.speech else {})},
                 keyframe_vectors=frames.per_video.get(g.video_id, 0)) for g in graphs}
             journal = recovery.Journal(
-                "write", ids, tables, manifest.generation, {vid: e.model_dump() for vid, e in entries.items()},
+                "write", ids, tables, manifest.generation, time_entries(graphs, entries),
                 frames.info.model_dump() if frames.info is not None else None, frames=swap,
                 replaced=[vid for vid in existing if manifest.videos[vid].status == "ready"])
             fault_point("write-start")
@@ -262,7 +267,7 @@ class MemoryWrites(VideoWrites):
             fault_point("library-written")
             manifest = read_manifest(self.path)
             frames.record(manifest)
-            totals = manifest.catalog.apply(entries, (), journal.generation + 1)
+            totals = manifest.catalog.apply(entries, (), journal.generation + 1, times_of(journal.entries))
             fault_point("catalog-written")
             manifest.generation = journal.generation + 1
             self._commit_manifest(manifest, totals)

@@ -52,6 +52,8 @@ from memtools.tools.search import SearchConfig
 from memtools.tools.searching import TOP_K_MAX, SearchTools, check_as_of, reranker_from_env
 from memtools.tools.text import brief, hms
 from memtools.tools.transcript import TranscriptTools
+from memtools.tools.wallclock_tools import WallClockTools, is_period_id
+from memtools.wallclock import day_of, start_of
 
 if TYPE_CHECKING:
     from memtools.rerank.base import Reranker
@@ -103,7 +105,7 @@ def _edge_item(e: EdgeRow) -> EdgeItem:
                     description=e.description, other_text=brief(e.other))
 
 
-class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
+class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, WallClockTools):
     """The tools over one ``Memory``. Thread-safe; every call is short.
 
     Navigation and search tools take an optional ``as_of_sec``: only what had happened by
@@ -168,20 +170,31 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
 
     # --- navigation ---------------------------------------------------------------------
 
-    def list_videos(self, offset: int = 0, limit: int = LIST_LIMIT, query: str | None = None) -> VideoList:
-        """A page of the videos (sorted by id); ``query`` keeps ids or titles that contain it (any case)."""
+    def list_videos(self, offset: int = 0, limit: int = LIST_LIMIT, query: str | None = None,
+                    recorded_from: str | None = None, recorded_to: str | None = None) -> VideoList:
+        """A page of the videos (sorted by id, or by recording time when ``recorded_from``/``recorded_to``
+        keep those recorded then); ``query`` keeps ids or titles that contain it (any case)."""
         _range("offset", offset, 0, 10**9)
         _range("limit", limit, 1, LIST_MAX)
         self.memory.refresh()
         needle = (query or "").strip().lower()
-        page, total = self.memory.manifest.videos.page(offset, limit, needle)
-        items = [VideoItem(video_id=vid, title=e.title, duration=e.duration, status=e.status, counts=e.counts)
-                 for vid, e in page]
+        entries = self.memory.manifest.videos
+        window, untimed = "", 0
+        if recorded_from or recorded_to:
+            ids, window, untimed = self.dated_ids(recorded_from, recorded_to)
+            found = [(v, e) for v in ids if (e := entries.get(v)) is not None
+                     and (not needle or needle in v.lower() or needle in e.title.lower())]
+            page, total = found[offset:offset + limit], len(found)
+        else:
+            page, total = entries.page(offset, limit, needle)
+        starts = self.memory.recorded_starts([vid for vid, _ in page])
+        items = [VideoItem(video_id=vid, title=e.title, duration=e.duration, status=e.status, counts=e.counts,
+                           recorded_at=starts[vid].isoformat() if vid in starts else None) for vid, e in page]
         from memtools.store.integrity import damage_message, quick_problems
 
         problems = quick_problems(self.memory.path, self.memory.manifest)
-        return VideoList(videos=items, total=total, offset=offset, limit=limit, query=needle,
-                         warning=damage_message(self.memory.path, problems) if problems else "")
+        return VideoList(videos=items, total=total, offset=offset, limit=limit, query=needle, recorded=window,
+                         untimed=untimed, warning=damage_message(self.memory.path, problems) if problems else "")
 
     def _outline(self, video_id: str) -> Outline | None:
         try:
@@ -203,6 +216,8 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
         return node if isinstance(node, kind) else None
 
     def get_summary(self, video_id: str | None = None, as_of_sec: float | None = None) -> Summary:
+        if is_period_id(video_id):  # a day or week node: day/2026-11-20, week/2026-W47
+            return self.period_summary(str(video_id))
         as_of = check_as_of(as_of_sec)
         vid = self._video_id(video_id)
         outline = self._known_outline(vid)
@@ -221,7 +236,8 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
             supers=[SuperBrief(id=s.id, label=s.label, t_start=s.t_start, t_end=s.t_end,
                                macro_count=counts.get(s.id, 0)) for s in outline.supers
                     if as_of is None or s.t_end <= as_of or counts.get(s.id)],
-            as_of_sec=None if whole else as_of,
+            as_of_sec=None if whole else as_of, recorded_at=video.recorded_at,
+            day=day_of(start) if (start := start_of(video.recorded_at)) else "",
         )
 
     def get_super_events(self, video_id: str | None = None, super_ids: Sequence[str] | None = None,
@@ -308,14 +324,21 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools):
 
     # --- search -------------------------------------------------------------------------
 
-    def search_by_time(self, start_sec: float, end_sec: float, video_id: str | None = None,
-                       as_of_sec: float | None = None) -> TimeResult:
+    def search_by_time(self, start_sec: float | None = None, end_sec: float | None = None, video_id: str | None = None,
+                       as_of_sec: float | None = None, start_time: str | None = None, end_time: str | None = None,
+                       as_of_time: str | None = None) -> TimeResult:
+        if start_sec is None and end_sec is None:  # a clock window (start_time, end_time): across the library
+            return self.search_wall_clock(start_time, end_time, video_id, as_of_time)
+        if start_sec is None or end_sec is None or start_time or end_time:
+            raise ToolError(msg.WINDOW_KINDS)
+        if as_of_time is not None:
+            as_of_sec = self._as_of_second(self._video_id(video_id), as_of_time)
         vid, as_of = self._time_window(start_sec, end_sec, video_id, as_of_sec)
         outline = self._known_outline(vid)
         macros = [m for m in outline.macros if m.t_end >= start_sec and m.t_start <= end_sec
                   and (as_of is None or m.t_end <= as_of)]
         said = self._said(vid, start_sec, end_sec, as_of) if macros else {}
-        return TimeResult(start_sec=start_sec, end_sec=end_sec, matches=[
+        return TimeResult(start_sec=start_sec, end_sec=end_sec, recorded_at=outline.video.recorded_at, matches=[
             TimeMatch(video_id=m.video_id, macro=_macro_item(m, getattr(outline.by_id.get(m.super_id), "label", "")),
                       speech=[brief(u, 120) for u in said.get(m.id, [])[:SPEECH_PER_MATCH]],
                       speech_total=len(said.get(m.id, [])))

@@ -16,7 +16,7 @@ from datetime import datetime
 from memtools.errors import ToolError
 from memtools.store.entity_index import EntityRow
 from memtools.store.library_links import LOCATION, places_of
-from memtools.store.library_reads import LibraryReads, match_activities, recording_order, recording_start
+from memtools.store.library_reads import LibraryReads, match_activities, recording_order
 from memtools.tools.entity_results import EntityItem, LibraryAppearance, LibraryTimelineItem, Seen
 from memtools.tools.host import ToolsHost
 from memtools.tools.library_results import ChainItem, EventChain
@@ -47,8 +47,9 @@ class LibraryTools(ToolsHost):
         return self._library() if len(self.memory.manifest.videos) > 1 else None
 
     def _starts(self, video_ids: set[str]) -> dict[str, datetime | None]:
-        videos = self.memory.manifest.videos
-        return {v: recording_start(videos.get(v)) for v in video_ids}
+        """Each video's recording start (wall clock), None where it has none."""
+        starts = self.memory.recorded_starts(sorted(video_ids))
+        return {v: starts.get(v) for v in video_ids}
 
     def _places(self, reads: LibraryReads, video_ids: set[str]):
         """Per video: macro -> place id, the video's first place; and each place's (name, library id)."""

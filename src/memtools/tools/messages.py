@@ -20,6 +20,8 @@ NODE_HINT = "copy an id from get_subgraph, search_nodes or get_macro_events outp
 NEED_SUPER_OR_MACROS = ("pass either super_id (all macro events of one super event) or macro_ids (a list), "
                         "not both and not neither")
 TOO_MANY_IDS = "at most {limit} ids per call; you passed {n}. Split the list over several calls"
+WINDOW_KINDS = ("give a window either as start_sec and end_sec (seconds into one video) or as start_time and "
+                "end_time (clock times, ISO 8601 such as '2026-11-20T14:00+01:00', across the library), not a mix")
 BAD_WINDOW = "start_sec must be >= 0 and end_sec greater than start_sec; you passed start_sec={start}, end_sec={end}"
 WINDOW_PAST_END = ("the window starts at {start} but video {video_id!r} is only {duration} long; "
                    "pick a window inside [0:00:00-{duration}]")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from memtools.tools.text import RENDER_BUDGET, budgeted, clip, hms, span
+from memtools.wallclock import absolute, iso
 
 
 class _Result(BaseModel):
@@ -25,6 +26,7 @@ class VideoItem(BaseModel):
     duration: float
     status: str
     counts: dict[str, int] = Field(default_factory=dict)
+    recorded_at: str | None = None  # recording start, ISO 8601 (None: unknown)
 
 
 class VideoList(_Result):
@@ -36,27 +38,34 @@ class VideoList(_Result):
     limit: int = 0
     query: str = ""
     warning: str = ""  # the memory is damaged: what and how to repair it
+    recorded: str = ""  # listed by recording time: the window ("recorded from ... to ...")
+    untimed: int = 0  # videos without a recording time (left out of a window; named when some have one)
 
     def render(self) -> str:
         total = len(self.videos) if self.total < 0 else self.total
-        matching = f" matching {self.query!r}" if self.query else ""
+        matching = (f" matching {self.query!r}" if self.query else "") + (f" {self.recorded}" if self.recorded else "")
+        timed = any(v.recorded_at for v in self.videos)
         head = [f"Warning: {self.warning}"] if self.warning else []
         if not self.videos:
             if total and self.offset >= total:
                 text = f"No videos past offset {self.offset}: {total} video(s){matching}. Call list_videos(offset=0)."
+            elif self.recorded:
+                text = (f"No videos{matching}. Call list_videos() without recorded_from/recorded_to to see all"
+                        + (f" ({self.untimed} have no recording time)." if self.untimed else "."))
             elif self.query:
                 text = f"No video id or title contains {self.query!r}. Call list_videos() without query to see all."
             else:
                 text = "No videos in this memory yet."
             return "\n".join([*head, text])
-        if self.offset == 0 and len(self.videos) == total and not self.query:
+        if self.offset == 0 and len(self.videos) == total and not self.query and not self.recorded:
             head.append(f"{total} video(s):")
         else:
             head.append(f"Videos {self.offset + 1}-{self.offset + len(self.videos)} of {total}{matching}:")
         lines: list[str] = []
         used = sum(len(h) + 1 for h in head)
         for v in self.videos:
-            line = (f"- {v.video_id} [{hms(0)}-{hms(v.duration)}] {clip(v.title, 80) or '(untitled)'}"
+            when = f" recorded {v.recorded_at}" if v.recorded_at else " (no recording time)" if timed else ""
+            line = (f"- {v.video_id} [{hms(0)}-{hms(v.duration)}] {clip(v.title, 80) or '(untitled)'}{when}"
                     + ("" if v.status == "ready" else f" ({v.status})"))
             if lines and used + len(line) + 1 > RENDER_BUDGET:
                 break
@@ -67,9 +76,14 @@ class VideoList(_Result):
         end = self.offset + len(lines)
         if end < total:
             query = f", query={self.query!r}" if self.query else ""
+            query += ", recorded_from=..., recorded_to=..." if self.recorded else ""
             lines.append(f"More: list_videos(offset={end}{query}) lists the next ones ({total - end} not shown); "
                          "query=... finds videos by id or title.")
-        lines.append("Next: get_summary(video_id=...) for an overview, or search_nodes(query=...) across all videos.")
+        if self.recorded and self.untimed:
+            lines.append(f"({self.untimed} video(s) have no recording time and are not listed by date.)")
+        day = " (or video_id='day/YYYY-MM-DD' for a day)" if timed else ""
+        lines.append(f"Next: get_summary(video_id=...){day} for an overview, or search_nodes(query=...) across all "
+                     "videos.")
         return "\n".join([*head, *lines])
 
 
@@ -91,9 +105,14 @@ class Summary(_Result):
     duration: float
     supers: list[SuperBrief]
     as_of_sec: float | None = None
+    recorded_at: str | None = None  # recording start, ISO 8601 (None: unknown)
+    day: str = ""  # its day node, e.g. day/2026-11-20
 
     def render(self) -> str:
         lines = [f"Video {self.video_id} {span(0, self.duration)}: {self.title or '(untitled)'}"]
+        if self.recorded_at:
+            lines.append(f"Recorded: {self.recorded_at} (its day: {self.day}; clock time = this + the time in the "
+                         "video)")
         if self.as_of_sec is not None:
             lines.append(f"As of {hms(self.as_of_sec)}: only what had ended by then (the video's description "
                          "covers all of it and is hidden).")
@@ -296,18 +315,21 @@ class TimeMatch(BaseModel):
 
 
 class TimeResult(_Result):
-    start_sec: float
-    end_sec: float
+    start_sec: float | None = None  # None: a clock window (tools/time_results.WallTimeResult)
+    end_sec: float | None = None
     matches: list[TimeMatch]
+    recorded_at: str | None = None  # the video's recording start: each match also shows its clock time
 
     def render(self) -> str:
-        window = span(self.start_sec, self.end_sec)
+        window = span(self.start_sec or 0.0, self.end_sec or 0.0)
         if not self.matches:
             return f"No macro events overlap {window}. Check the video's length with get_summary."
         lines = [f"{len(self.matches)} macro event(s) overlap {window}:"]
         for t in self.matches:
             m = t.macro
-            lines.append(f"- {m.id} {span(m.t_start, m.t_end)} {clip(m.label, 100)}"
+            clock = absolute(self.recorded_at, m.t_start)
+            at = f" at {iso(clock)}" if clock else ""
+            lines.append(f"- {m.id} {span(m.t_start, m.t_end)}{at} {clip(m.label, 100)}"
                          f" (super {m.super_id}: {clip(m.super_label, 60)})")
             if t.speech:
                 more = t.speech_total - len(t.speech)

@@ -28,6 +28,12 @@ AsOf = Annotated[float | None, Field(
                 "0:05:00?'. Default: everything.")]
 
 
+ClockTime = Annotated[str | None, Field(
+    default=None, min_length=4, max_length=40,
+    description="A clock time, ISO 8601 with its zone, e.g. '2026-11-20T14:00+01:00' (without a zone: the "
+                "recordings' own offset). Only for videos with a recording time.")]
+
+
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -41,10 +47,16 @@ class ListVideosArgs(_Args):
     limit: int = Field(default=LIST_LIMIT, ge=1, le=LIST_MAX, description=f"At most this many videos (1-{LIST_MAX}).")
     query: str | None = Field(default=None, max_length=200, description=(
         "Only videos whose id or name contains this text (any case), e.g. 'kitchen'."))
+    recorded_from: ClockTime = Field(default=None, description=(
+        "Only videos recorded from this date or time on, listed in recording order, e.g. '2026-11-20'."))
+    recorded_to: ClockTime = Field(default=None, description=(
+        "Only videos recorded up to this date (that whole day) or time, e.g. '2026-11-22'."))
 
 
 class SummaryArgs(_Args):
-    video_id: VideoId = None
+    video_id: str | None = Field(default=None, max_length=128, description=(
+        "Video id from list_videos, or a day or week node: 'day/2026-11-20', 'week/2026-W47' (a summary of the "
+        "videos recorded then). May be omitted when the memory holds a single video."))
     as_of_sec: AsOf = None
 
 
@@ -117,10 +129,19 @@ class EventChainArgs(_Args):
 
 
 class TimeArgs(_Args):
-    start_sec: Seconds
-    end_sec: Seconds
-    video_id: VideoId = None
+    start_sec: Seconds | None = Field(default=None, description="Seconds from the start of the video (with end_sec).")
+    end_sec: Seconds | None = Field(default=None, description="Seconds from the start of the video.")
+    start_time: ClockTime = Field(default=None, description=(
+        "Or a clock window across the library: its start, ISO 8601, e.g. '2026-11-20T14:00+01:00' (a date alone, "
+        "'2026-11-20', is that whole day)."))
+    end_time: ClockTime = Field(default=None, description=(
+        "The clock window's end, e.g. '2026-11-20T16:00+01:00', or just '16:00' on start_time's day."))
+    video_id: VideoId = Field(default=None, max_length=128, description=(
+        "Video id from list_videos (needed with start_sec/end_sec when the memory holds several videos; with a "
+        "clock window it keeps one video)."))
     as_of_sec: AsOf = None
+    as_of_time: ClockTime = Field(default=None, description=(
+        "Only what had happened (ended) by this clock time, e.g. '2026-11-20T15:00+01:00', across videos."))
 
 
 class TranscriptArgs(_Args):
@@ -180,12 +201,14 @@ class ToolSpec:
 
 TOOL_SPECS: dict[str, ToolSpec] = {s.name: s for s in (
     ToolSpec("list_videos", "navigation",
-             "List the videos in this memory with their ids, titles, durations and build status, a page at a "
-             "time (offset, limit); query keeps the videos whose id or title contains it.",
+             "List the videos in this memory with their ids, titles, durations, recording times and build status, "
+             "a page at a time (offset, limit); query keeps the videos whose id or title contains it; "
+             "recorded_from/recorded_to keep those recorded between two dates, in recording order.",
              ListVideosArgs, MemoryTools.list_videos),
     ToolSpec("get_summary", "navigation",
-             "Overview of one video: title, description, themes, key entities and its super events (narrative "
-             "phases) with time ranges. Start here.", SummaryArgs, MemoryTools.get_summary),
+             "Overview of one video: title, description, recording time, themes, key entities and its super events "
+             "(narrative phases) with time ranges. Start here. Also a whole day or week: video_id='day/2026-11-20' "
+             "or 'week/2026-W47' summarises the videos recorded then.", SummaryArgs, MemoryTools.get_summary),
     ToolSpec("get_super_events", "navigation",
              "Super events (narrative phases) of a video: label, time range, description, key entities and their "
              "macro event ids.", SuperEventsArgs, MemoryTools.get_super_events),
@@ -223,8 +246,9 @@ TOOL_SPECS: dict[str, ToolSpec] = {s.name: s for s in (
              "...?', 'on how many days did I ...?', 'where do I usually ...?'.",
              EventChainArgs, MemoryTools.get_event_chain),
     ToolSpec("search_by_time", "search",
-             "Macro events overlapping a time window [start_sec, end_sec], with their super event labels. Use it "
-             "when the question names a time.", TimeArgs, MemoryTools.search_by_time),
+             "Macro events overlapping a time window, with their super event labels: [start_sec, end_sec] in one "
+             "video, or a clock window [start_time, end_time] (ISO 8601) across every video recorded then, in clock "
+             "order. Use it when the question names a time or a day.", TimeArgs, MemoryTools.search_by_time),
     ToolSpec("get_transcript", "search",
              "What was said (speech recognised from the audio, or subtitles) between start_sec and end_sec: one "
              "utterance per line with its time and speaker when known, a page at a time. Use it for questions "
