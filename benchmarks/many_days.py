@@ -11,7 +11,8 @@ the smallest id; ``--max-days`` keeps the first days only). A subject is one lib
 through the caption importer (``graph_from_captions``, as ``memtools import-captions`` does):
 each action (class text of ``Charades_v1_classes.txt``, times clipped to the video's length) a
 micro-event, each object an OBJECT entity, the scene a LOCATION entity; never the scripts or
-descriptions. Video ``day007-46GP8`` is day 7. Libraries are cached under ``--workdir`` (a
+descriptions. Video ``day007-46GP8`` is day 7, recorded at 09:00 UTC on 2026-01-07 (day 1 is
+2026-01-01), so the library's days are dates. Libraries are cached under ``--workdir`` (a
 marker holds a digest of the subject's rows, so other annotations build again).
 
 **Questions** (from the annotations only, every one that qualifies; nothing is tuned per question):
@@ -27,15 +28,15 @@ marker holds a digest of the subject's rows, so other annotations build again).
   two consecutive days in the same scene with such objects; the exact set.
 
 **Answers.** The library path answers each question with one call: ``get_event_chain(activity)``
-for last-time (its last occurrence), count (its days, or videos without recording dates: here a
-video is a day) and where (its most frequent place); ``get_entity_timeline(name=<scene>)`` for
-what-changed (the place's appearances on the two days and the entities seen there); order is a
-question inside one day, answered by ``search_nodes(query="<A>; <B>", video_id=<day>,
-node_types=["event"])`` on both paths. The baseline uses per-video tools only (today's path): one
-library-wide ``search_nodes(<action>, node_types=["event"], top_k=50)``, reading the hits whose
-text is the action (the latest for last-time, their videos for count, and for where each of those
-videos' LOCATION from ``search_entities("room", video_id=...)``); for what-changed
-``search_entities("object", video_id=..., top_k=50)`` of the two days. The last lines are one per
+for last-time (its last occurrence), count (its days: recording dates) and where (its most
+frequent place); ``get_entity_timeline(name=<scene>)`` for what-changed (the place's appearances
+on the two days and the entities seen there); order is a question inside one day, answered by
+``search_nodes(query="<A>; <B>", video_id=<day>, node_types=["event"])`` on both paths. The
+baseline uses per-video tools only (today's path): one library-wide ``search_nodes(<action>,
+node_types=["event"], top_k=50)``, reading the hits whose text is the action (the latest for
+last-time, their videos for count, and for where each of those videos' LOCATION from
+``search_entities("room", video_id=...)``); for what-changed ``search_entities("object",
+video_id=..., top_k=50)`` of the two days. The last lines are one per
 type: ``TYPE accuracy=X baseline=Y n=N``.
 """
 
@@ -50,6 +51,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -111,13 +113,19 @@ def read_days(annotations: Path, classes_file: Path, subjects: int, min_videos: 
     return out
 
 
+def _start(n: int) -> str:
+    """Day ``n``'s recording start: 09:00 UTC, day 1 on 2026-01-01."""
+    return (datetime(2026, 1, 1, 9, tzinfo=timezone.utc) + timedelta(days=n - 1)).isoformat()
+
+
 def build(path: Path, days: list[Day], embedder) -> float:
     """The subject's library, imported once through the caption importer and cached."""
     from memtools.importers.captions import Caption, CaptionedVideo, graph_from_captions
     from memtools.schema import EntityType
     from memtools.store import Memory
 
-    digest = hashlib.sha256(repr([(d.video_id, d.scene, d.objects, d.actions) for d in days]).encode()).hexdigest()
+    digest = hashlib.sha256(repr([(d.video_id, d.scene, d.objects, d.actions, _start(d.n)) for d in days]
+                                 ).encode()).hexdigest()
     if (path / DONE).is_file() and (path / DONE).read_text().split()[1:] == [digest]:
         return float((path / DONE).read_text().split()[0])
     shutil.rmtree(path, ignore_errors=True)
@@ -125,9 +133,9 @@ def build(path: Path, days: list[Day], embedder) -> float:
 
     def graph(d: Day):
         entities = [(o, EntityType.OBJECT) for o in d.objects] + ([(d.scene, EntityType.LOCATION)] if d.scene else [])
-        return graph_from_captions(CaptionedVideo(video_id=d.video_id, captions=[Caption(s, e, t) for t, s, e in
-                                                                                 d.actions],
-                                                  duration=d.length, title=d.video_id, entities=entities))
+        return graph_from_captions(CaptionedVideo(
+            video_id=d.video_id, captions=[Caption(s, e, t) for t, s, e in d.actions], duration=d.length,
+            title=d.video_id, entities=entities, recorded_at=_start(d.n)))
 
     with Memory.create(path, embedder) as memory:
         memory.write_videos((graph(d) for d in days if d.actions), batch_size=50)

@@ -20,12 +20,13 @@ DAYS = {
 }
 
 
-def day(video_id: str, captions=None, entities=None, attributes: dict[str, dict[str, str]] | None = None) -> VideoGraph:
+def day(video_id: str, captions=None, entities=None, attributes: dict[str, dict[str, str]] | None = None,
+        recorded_at: str | None = None) -> VideoGraph:
     """One day as the caption importer makes it; ``attributes``: entity description -> attributes."""
     caps, ents = DAYS.get(video_id, ([(0, 10, "Drinking from a cup")], []))
     graph = graph_from_captions(CaptionedVideo(
         video_id=video_id, captions=[Caption(float(s), float(e), t) for s, e, t in (captions or caps)],
-        duration=30.0, title=video_id, entities=entities or ents))
+        duration=30.0, title=video_id, entities=entities or ents, recorded_at=recorded_at))
     for e in graph.entities:
         e.attributes.update((attributes or {}).get(e.description, {}))
     return graph

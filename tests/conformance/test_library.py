@@ -54,6 +54,22 @@ def test_an_activity_is_one_chain_across_days(days_path):
         assert [(c.video_id, c.place) for c in door.chain] == [("day1", "Kitchen"), ("day2", "Bedroom")]
 
 
+def test_with_recording_starts_the_order_is_the_clock_and_days_are_dates(fresh):
+    stove = [(0, 10, "Cooking on a stove")]
+    kitchen = [("pan", EntityType.OBJECT), ("Kitchen", EntityType.LOCATION)]
+    for vid, at in (("a-evening", "2026-11-21T20:00:00+01:00"), ("b-morning", "2026-11-20T08:00:00+01:00"),
+                    ("c-breakfast", "2026-11-21T07:30:00+01:00")):
+        fresh.write_video(day(vid, stove, kitchen, recorded_at=at))
+    with Memory.open(fresh.path) as memory:
+        chain = MemoryTools(memory).get_event_chain("cooking on a stove")
+        assert [c.video_id for c in chain.chain] == ["b-morning", "c-breakfast", "a-evening"]
+        assert (chain.videos, chain.days, chain.places) == (3, 2, ["Kitchen"])
+        assert chain.chain[0].recorded_at == "2026-11-20T08:00:00+01:00"
+        pan = MemoryTools(memory).get_entity_timeline(name="pan").library[0].entity
+        assert (pan.days, pan.first_seen and pan.first_seen.video_id, pan.last_seen and pan.last_seen.video_id) == (
+            2, "b-morning", "a-evening")
+
+
 def test_conflicting_evidence_is_never_merged(fresh):
     fresh.write_video(day("a", entities=[("cup", EntityType.OBJECT), ("Kitchen", EntityType.OBJECT)],
                           attributes={"cup": {"color": "red"}}))
