@@ -173,7 +173,7 @@ def _store(conn: sqlite3.Connection, linker: Linker, layers: Sequence[VideoLayer
                 json.dumps(m.evidence), m.confidence, _blob(p.vector)))
         conn.executemany("INSERT OR REPLACE INTO occurrences VALUES (?,?,?,?,?,?,?,?)", layer.occurrences)
     conn.executemany("INSERT OR REPLACE INTO ids VALUES (?,?,?,?)",
-                     [(v, t, k, lib) for (v, t, k), lib in linker.ids.items()])
+                     [(v, t, k, lib) for (v, t, k), lib in linker.ids.items() if v in touched])
     known = {a for (a,) in conn.execute("SELECT activity FROM activities")}
     new: dict[str, str] = {}
     for layer in layers:

@@ -145,6 +145,10 @@ class Linker:
         self.ids: dict[tuple[str, str, str], str] = dict(ids or {})
         self.next_number = next_number
         self.of_canonical = {m.profile.id: m for e in self.entities.values() for m in e.members}
+        self._by_key: dict[tuple[str, str], set[str]] = defaultdict(set)  # (type, key) -> library ids
+        for lib in self.entities.values():
+            for key in lib.keys:
+                self._by_key[(lib.entity_type, key)].add(lib.id)
 
     def remove_videos(self, video_ids: Iterable[str]) -> None:
         gone = set(video_ids)
@@ -154,6 +158,35 @@ class Linker:
             if not lib.members:
                 del self.entities[lib_id]
         self.of_canonical = {k: m for k, m in self.of_canonical.items() if m.profile.video_id not in gone}
+        self._by_key.clear()
+        for lib in self.entities.values():
+            for key in lib.keys:
+                self._by_key[(lib.entity_type, key)].add(lib.id)
+
+    def _vectors(self) -> dict[str, tuple[list[str], np.ndarray]]:
+        """Per entity type: the library entities with a vector and their unit vectors, one matrix."""
+        rows: dict[str, tuple[list[str], list[np.ndarray]]] = defaultdict(lambda: ([], []))
+        for lib in self.entities.values():
+            vector = lib.vector()
+            if vector is not None:
+                ids, vectors = rows[lib.entity_type]
+                ids.append(lib.id)
+                vectors.append(np.asarray(vector, dtype=np.float32))
+        out = {}
+        for etype, (ids, vectors) in rows.items():
+            matrix = np.stack(vectors)
+            out[etype] = (ids, matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12))
+        return out
+
+    def _candidates(self, p: Profile, vectors: Mapping[str, tuple[list[str], np.ndarray]]) -> list[LibEntity]:
+        """The library entities ``p`` shares a name with or is close to (only they can have evidence)."""
+        found = {lib for key in p.keys for lib in self._by_key.get((p.entity_type, key), ())}
+        if p.vector is not None and p.entity_type in vectors:
+            ids, matrix = vectors[p.entity_type]
+            unit = np.asarray(p.vector, dtype=np.float32)
+            scores = matrix @ (unit / max(float(np.linalg.norm(unit)), 1e-12))
+            found.update(ids[i] for i in np.flatnonzero(scores >= LINK_VECTOR - 1e-4))
+        return sorted((self.entities[x] for x in found if x in self.entities), key=lambda e: number(e.id))
 
     def _new_id(self, p: Profile) -> str:
         for key in sorted(p.keys):
@@ -165,11 +198,11 @@ class Linker:
         return lib_id
 
     def add_video(self, profiles: Iterable[Profile]) -> list[Member]:
-        """Place every canonical entity of one video (places first); returns the new members."""
+        """Place every canonical entity of one video (places first); returns the new members. A library
+        entity made or joined by this video cannot take another of its entities ("same video"), so the
+        candidates are those that existed before it."""
         ordered = sorted(profiles, key=lambda p: (p.entity_type != LOCATION, p.id))
-        by_type: dict[str, list[LibEntity]] = defaultdict(list)
-        for lib in self.entities.values():
-            by_type[lib.entity_type].append(lib)
+        vectors = self._vectors()
         placed = []
         for p in ordered:
             place_member = self.of_canonical.get(p.place) if p.place else None
@@ -178,7 +211,7 @@ class Linker:
             best: LibEntity | None = None
             best_rank: tuple[float, bool] = (0.0, False)
             best_evidence: list[str] = []
-            for lib in sorted(by_type[p.entity_type], key=lambda e: number(e.id)):  # ties: the older one
+            for lib in self._candidates(p, vectors):  # in id order: ties go to the older one
                 evidence, confidence = evidence_for(lib, p, place_lib)
                 rank = (confidence, lib.id in remembered)
                 if evidence and (best is None or rank > best_rank):
@@ -189,12 +222,12 @@ class Linker:
             else:
                 lib = LibEntity(self._new_id(p), p.entity_type)
                 self.entities[lib.id] = lib
-                by_type[p.entity_type].append(lib)
                 member = Member(p, lib.id, ["first"], 1.0, place_lib)
             lib.members.append(member)
             self.of_canonical[p.id] = member
             for key in p.keys:
                 self.ids[(p.video_id, p.entity_type, key)] = lib.id
+                self._by_key[(p.entity_type, key)].add(lib.id)
             placed.append(member)
         return placed
 
