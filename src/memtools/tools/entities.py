@@ -157,7 +157,8 @@ class EntityTools(LibraryTools):
             with self._reading():
                 items = self._library_items(reads, libs, lambda row: _appearances(row, as_of))
             return EntityTimeline(timelines=[], library=items, as_of_sec=as_of)
-        note = NOT_LINKED if video_id is None and entity_id is None and len(self.memory.manifest.videos) > 1 else ""
+        unlinked = video_id is None and entity_id is None and len(self.memory.manifest.videos) > 1
+        note = NOT_LINKED.replace(" M`", f" {self.memory.path}`") if unlinked else ""
         with self._reading():
             if entity_id is not None:
                 row = index.get(entity_id) if ENTITY_ID.match(entity_id) else None
@@ -179,7 +180,7 @@ class EntityTools(LibraryTools):
         """A library entity's biography across videos, or (``video_id``) its entity in that video."""
         reads = self._library()
         if reads is None:
-            raise ToolError(NOT_LINKED.strip("()"))
+            raise ToolError(NOT_LINKED.strip("()").replace(" M`", f" {self.memory.path}`"))
         members = reads.members([lib_id]).get(lib_id, [])
         if not members:
             raise ToolNotFound(msg.BAD_ENTITY_ID.format(entity_id=lib_id))
