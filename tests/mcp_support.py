@@ -51,6 +51,7 @@ VALID_CALLS: dict[str, dict] = {
     "search_graph": {"query": "the pan catches fire", "top_k": 3, "video_id": "kitchen"},
     "search_entities": {"query": "cook", "top_k": 3},
     "get_entity_timeline": {"name": "cook", "video_id": "kitchen"},
+    "get_event_chain": {"activity": "slices onions"},
     "search_by_time": {"start_sec": 130, "end_sec": 250, "video_id": "kitchen"},
     "get_transcript": {"video_id": "kitchen", "start_sec": 0, "end_sec": 120},
     "get_relations": {"node_id": "kitchen/macro_0001"},

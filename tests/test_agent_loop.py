@@ -74,8 +74,8 @@ def test_tool_calling_search_subgraph_answer(memory):
     bound = model.call_kwargs[0]
     assert [t["function"]["name"] for t in bound["tools"]] == [
         "list_videos", "get_summary", "get_super_events", "get_macro_events", "get_subgraph", "search_nodes",
-        "search_graph", "search_entities", "get_entity_timeline", "search_by_time", "get_transcript", "get_relations",
-        "answer"]
+        "search_graph", "search_entities", "get_entity_timeline", "get_event_chain", "search_by_time", "get_transcript",
+        "get_relations", "answer"]
     assert bound["tool_choice"] == "any"
     # round 0 sees the root + super events; the scoped video id was filled in for search
     first = human(model.prompts[0])

@@ -22,8 +22,8 @@ def test_top_level_exports():
 def test_tool_catalogue():
     assert list(memtools.TOOL_SPECS) == [
         "list_videos", "get_summary", "get_super_events", "get_macro_events", "get_subgraph", "search_nodes",
-        "search_graph", "search_entities", "get_entity_timeline", "search_by_time", "get_transcript", "get_relations",
-        "inspect_frames", "search_frames"]
+        "search_graph", "search_entities", "get_entity_timeline", "get_event_chain", "search_by_time", "get_transcript",
+        "get_relations", "inspect_frames", "search_frames"]
     for spec in memtools.TOOL_SPECS.values():
         assert callable(getattr(memtools.MemoryTools, spec.name))
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from library_support import days
 from memtools.embed import TestEmbedder, TestImageEmbedder
 from memtools.store import Memory
 from memtools.testing import kitchen_graph, with_speech
@@ -57,6 +58,16 @@ def colour_path(tmp_path_factory) -> Path:
     with Memory.create(path, TestEmbedder(64), image_embedder=TestImageEmbedder(), graph_engine=ENGINE) as memory:
         memory.write_video(coloured_graph(path, "kitchen"))
         memory.write_video(coloured_graph(path, "garden", ("yellow", "blue", "orange")))
+    return path
+
+
+@pytest.fixture(scope="session")
+def days_path(tmp_path_factory) -> Path:
+    """Three days of one home from captions (``tests/library_support.py``), one write per day."""
+    path = _memory(tmp_path_factory, "days")
+    with Memory.create(path, TestEmbedder(64), graph_engine=ENGINE) as memory:
+        for graph in days():
+            memory.write_video(graph)
     return path
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from library_support import CALLS as LIBRARY_CALLS
 from memtools.store import Memory
 from memtools.tools import TOOL_SPECS, MemoryTools
 from test_speech_tools import CALLS as SPEECH_CALLS
@@ -16,7 +17,8 @@ FRAME_CALLS = {
                                                     end_sec=200),
     "search_frames_none": lambda t: t.search_frames(query="red", video_id="kitchen", start_sec=10, end_sec=20),
 }
-SUITES = {"kitchen_path": KITCHEN_CALLS, "speech_path": SPEECH_CALLS, "colour_path": FRAME_CALLS}
+SUITES = {"kitchen_path": KITCHEN_CALLS, "speech_path": SPEECH_CALLS, "colour_path": FRAME_CALLS,
+          "days_path": LIBRARY_CALLS}
 CASES = [(memory, name) for memory, calls in SUITES.items() for name in sorted(calls)]
 
 

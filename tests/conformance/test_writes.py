@@ -213,7 +213,8 @@ def test_a_reader_beside_an_unfinished_write_sees_the_last_commit(kitchen_path, 
         tools = MemoryTools(memory)
         hits = tools.search_nodes("pan catches fire", top_k=50).hits
         assert {h.video_id for h in hits} == {"kitchen", "later"}
-        assert "later/" in tools.search_entities("pan", top_k=20).render()
+        assert "later/" in tools.search_entities("pan", top_k=20, video_id="later").render()
+        assert "last later [" in tools.search_entities("pan", top_k=20).render()  # linked across the two videos
 
 
 def test_import_captions_makes_a_memory_of_the_chosen_engine(tmp_path, engine, capsys):

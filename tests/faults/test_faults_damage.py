@@ -95,7 +95,10 @@ def test_lost_entities_table_is_damage_not_an_old_memory(mem, capsys):
     assert "nodes table" not in out, "the intact nodes table is left alone"
     assert run_all(mem, capsys, "check")[0] == 0
     with Memory.open(mem, EMBEDDER) as memory:
-        assert {e.video_id for e in MemoryTools(memory).search_entities("cook", top_k=10).entities} == set(VIDEOS)
+        tools = MemoryTools(memory)
+        assert {e.video_id for v in VIDEOS for e in tools.search_entities("cook", top_k=10, video_id=v).entities} == \
+            set(VIDEOS)
+        assert {e.videos for e in tools.search_entities("cook", top_k=10).entities} == {2}  # linked across both
 
 
 def _keyframed(path: Path, source: Path | None = None) -> Path:

@@ -166,7 +166,9 @@ Default workflow: search -> identify the macro_id -> get_subgraph for full detai
 not answer who-did-what, counts or exact values from them alone. Pick the tool from the question: a time \
 reference -> search_by_time; a person + action -> search_nodes; a causal chain -> get_relations or \
 search_graph; everything one person or object does, or when it first/last appears -> search_entities then \
-get_entity_timeline; what someone said -> get_transcript, or search_nodes with node_types ["speech"]; what one \
+get_entity_timeline; across days or videos ("when did I last ...", "on how many days ...", "where do I \
+usually ...") -> get_event_chain for an activity, get_entity_timeline without video_id for a thing or place; \
+what someone said -> get_transcript, or search_nodes with node_types ["speech"]; what one \
 speaker said -> get_transcript with speaker (a name, or S1, S2, ... for voices told apart by sound). For \
 "what had happened by <time>" pass as_of_sec so later events are left out.
 

@@ -92,11 +92,14 @@ def run_migrate(args: argparse.Namespace) -> int:
 def _copy_folder(source: Path, target: Path, *, link: bool) -> None:
     """The memory without its graph: manifest, list of videos, tables, frames, work (``link``: symlinks to the
     source's, for an in-place migration whose import child only reads them)."""
+    from memtools.store.library import LIBRARY
     from memtools.store.video_catalog import copy_catalog
 
     target.mkdir(parents=True, exist_ok=True)
     shutil.copy2(source / "memtools.json", target / "memtools.json")
     copy_catalog(source, target)  # the list of videos (videos.sqlite), one consistent copy
+    if (source / LIBRARY).is_file():  # the library layer: no writer runs, so the file is whole
+        shutil.copy2(source / LIBRARY, target / LIBRARY)
     for name in COPIED:
         if (source / name).is_dir():
             if link:

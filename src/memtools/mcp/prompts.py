@@ -89,6 +89,10 @@ Start with {start}. Then pick the tool from the question's pattern:
   end_sec) on a short window
 - something seen but maybe never described, at an unknown time ("when did the red van appear?") ->
   search_frames(query) (memories built with an image embedder), then get_subgraph of the hit's macro event
+- across videos or days ("when did I last cook?", "on how many days did I ...?", "where do I usually ...?")
+  -> get_event_chain(activity): every time it happened, in recording order, with days and places; a thing
+  or a place across days ("when did I last see my keys?", "what changed in the kitchen?") ->
+  get_entity_timeline(name) without video_id: one biography across videos, where each appearance was
 Default workflow: search -> identify the macro_id -> get_subgraph for full detail. Macro labels and
 summaries are summaries: do not answer who-did-what, counts or exact wording from them alone.
 

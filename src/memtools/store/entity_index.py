@@ -168,6 +168,22 @@ class EntityIndex:
         rows = self._rows(f"id = {quote(entity_id)}", 1)
         return EntityRow.from_row(rows[0]) if rows else None
 
+    def by_ids(self, entity_ids: Sequence[str]) -> list[EntityRow]:
+        """These canonical entities (those the table holds), a few hundred ids per query."""
+        out: list[EntityRow] = []
+        for i in range(0, len(entity_ids), 500):
+            chunk = entity_ids[i:i + 500]
+            out += [EntityRow.from_row(r) for r in self._rows(f"id IN ({', '.join(quote(x) for x in chunk)})",
+                                                                 len(chunk))]
+        return out
+
+    def places(self, video_ids: Sequence[str]) -> list[EntityRow]:
+        """The LOCATION entities of these videos."""
+        if not video_ids:
+            return []
+        where = f"entity_type = 'LOCATION' AND video_id IN ({', '.join(quote(v) for v in video_ids)})"
+        return [EntityRow.from_row(r) for r in self._rows(where, 100_000)]
+
     def of_video(self, video_id: str, limit: int = 10_000) -> list[EntityRow]:
         return [EntityRow.from_row(r) for r in self._rows(f"video_id = {quote(video_id)}", limit)]
 

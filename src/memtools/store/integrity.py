@@ -31,6 +31,7 @@ from pathlib import Path
 
 from memtools.errors import ConfigError, MemoryDamaged, MemoryNotFound, StoreError
 from memtools.schema import SEARCHABLE_KINDS
+from memtools.store import library
 from memtools.store.catalog_check import catalog_problems, catalog_write_problems, check_catalog, graph_held
 from memtools.store.file_lock import try_lock, unlock
 from memtools.store.lance_check import describe, missing_index_files, table_folder, vector_dim
@@ -300,6 +301,7 @@ def check(memory: MemoryParts) -> Report:
             if any(p.text.startswith(f"{VECTORS_DIR}/{name}.lance/_indices is missing") for p in report.problems)]
     report.problems = [p for p in report.problems
                        if not any(p.text.startswith(f"{name} table: the files of") for name in gone)]
+    report.problems += library.problems(path, manifest)
     return report
 
 

@@ -41,7 +41,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memtools.errors import MemoryDamaged, StoreError
-from memtools.store import frame_swap, integrity
+from memtools.store import frame_swap, integrity, library
 from memtools.store.faults import fault_point
 from memtools.store.manifest import EmbedderInfo, VideoEntry, read_manifest
 from memtools.store.problems import Problem
@@ -175,6 +175,7 @@ def recover(memory: MemoryParts, graph: GraphStore) -> str | None:
         if lost:
             done += (f"; {_names(lost)} lost their previous version in the graph and were removed: "
                      "run the same command again to write them")
+    library.bring_up_to_date(memory, graph, read_manifest(path).generation)  # derived: computed again
     fault_point("recovered")
     end(memory)
     return done

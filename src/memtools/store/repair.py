@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtools.errors import MemoryBusy, StoreError
-from memtools.store import integrity, leftovers
+from memtools.store import integrity, leftovers, library
 from memtools.store.catalog_check import keyframe_rows, new_catalog
 from memtools.store.frame_files import restore_images
 from memtools.store.keyframe_check import repair_keyframes
@@ -169,6 +169,8 @@ def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Call
             _rebuild_indexes(memory, problems, result)
             memory.manifest = read_manifest(path)
             repair_times(memory, kuzu, result.done, times or RecordingRule())
+            if library.bring_up_to_date(memory, kuzu, read_manifest(path).generation):
+                result.done.append("computed the library layer again (entities across videos, activities)")
     _remove_leftovers(memory, result)
 
 

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, cast
 
 from memtools.errors import ConfigError, MemoryBusy, StoreError
 from memtools.schema import VideoGraph
-from memtools.store import frame_swap, integrity, keyframe_vectors, recovery, voices
+from memtools.store import frame_swap, integrity, keyframe_vectors, library, recovery, voices
 from memtools.store.base import VideoWrites
 from memtools.store.entities import entity_rows
 from memtools.store.faults import fault_point
@@ -263,6 +263,9 @@ class MemoryWrites(VideoWrites):
                 if keyframes is not None:
                     keyframes.finish_write()
                 fault_point("indexed")
+            parts = cast("MemoryParts", self)
+            library.after_write(parts, kuzu, graphs, profiles, existing, journal.generation, vectors)
+            fault_point("library-written")
             manifest = read_manifest(self.path)
             frames.record(manifest)
             totals = manifest.catalog.apply(entries, (), journal.generation + 1, times_of(journal.entries))
@@ -320,6 +323,7 @@ class MemoryWrites(VideoWrites):
             frame_swap.move_aside(self.path, self.frames_dir(video_id), journal.token)
             self._vectors.finish_write()
             self._entities.finish_write()
+            library.after_write(cast("MemoryParts", self), kuzu, [], [], [video_id], journal.generation)
             totals = manifest.catalog.apply({}, [video_id], journal.generation + 1)
             fault_point("catalog-written")
             manifest.generation = journal.generation + 1

@@ -17,7 +17,7 @@ from memtools.tools.entity_results import (
     EntityTimelineItem,
     RoleItem,
 )
-from memtools.tools.host import ToolsHost
+from memtools.tools.library_tools import LIB_ID, NOT_LINKED, LibraryTools
 from memtools.tools.search import SearchConfig
 from memtools.tools.searching import TOP_K_MAX, check_as_of
 
@@ -63,8 +63,9 @@ def _item(row: EntityRow, appearances: list[Appearance], score: float | None = N
                       appearances=len(appearances), score=None if score is None else round(score, 4))
 
 
-class EntityTools(ToolsHost):
-    """``search_entities`` and ``get_entity_timeline``; mixed into ``MemoryTools``."""
+class EntityTools(LibraryTools):
+    """``search_entities`` and ``get_entity_timeline``; mixed into ``MemoryTools``. Without ``video_id``
+    both answer with library entities (linked across videos) when the library layer is computed."""
 
     search_config: SearchConfig
     reranker: Reranker | None
@@ -86,6 +87,21 @@ class EntityTools(ToolsHost):
         if video_id is not None:
             video_id = self._video_id(video_id)
         as_of = check_as_of(as_of_sec)
+        reads = self._linked() if video_id is None else None
+        if reads is None:
+            return self._search_canonical(query, top_k, video_id, as_of)
+        found = self._search_canonical(query, min(5 * top_k, 250), None, as_of)
+        links = reads.links_of([e.id for e in found.entities])
+        scores: dict[str, float] = {}
+        for e in found.entities:
+            lib = links[e.id].lib_id if e.id in links else None
+            if lib is not None and lib not in scores and len(scores) < top_k:
+                scores[lib] = e.score if e.score is not None else 1.0
+        with self._reading():
+            items = self._library_items(reads, list(scores), lambda row: _appearances(row, as_of), scores)
+        return found.model_copy(update={"entities": [i.entity for i in items]})
+
+    def _search_canonical(self, query: str, top_k: int, video_id: str | None, as_of: float | None) -> EntityList:
         index = self._entity_index()
         config = self.search_config
         depth = top_k if self.reranker is None else max(top_k, config.rerank_candidates)
@@ -127,6 +143,22 @@ class EntityTools(ToolsHost):
             video_id = self._video_id(video_id)
         as_of = check_as_of(as_of_sec)
         index = self._entity_index()
+        if entity_id is not None and LIB_ID.match(entity_id):
+            return self._library_timeline(entity_id, video_id, as_of)
+        reads = self._linked() if video_id is None else None
+        if video_id is None and reads is not None and entity_id is None:
+            needle = (name or "").strip()
+            with self._reading():
+                rows = index.by_name(needle, None, limit=5 * MAX_TIMELINES)
+            if not rows:
+                raise ToolNotFound(msg.NO_ENTITY_NAME.format(name=needle, where=""))
+            links = reads.links_of([r.id for r in rows])
+            libs = list(dict.fromkeys(links[r.id].lib_id for r in rows if r.id in links))[:MAX_TIMELINES]
+            with self._reading():
+                items = self._library_items(reads, libs, lambda row: _appearances(row, as_of))
+            return EntityTimeline(timelines=[], library=items, as_of_sec=as_of)
+        unlinked = video_id is None and entity_id is None and len(self.memory.manifest.videos) > 1
+        note = NOT_LINKED.replace(" M`", f" {self.memory.path}`") if unlinked else ""
         with self._reading():
             if entity_id is not None:
                 row = index.get(entity_id) if ENTITY_ID.match(entity_id) else None
@@ -142,4 +174,22 @@ class EntityTools(ToolsHost):
         rows.sort(key=lambda r: (r.video_id, r.t_first, r.id))
         timelines = [EntityTimelineItem(entity=_item(r, apps), appearances=apps)
                      for r in rows for apps in [_appearances(r, as_of)]]
-        return EntityTimeline(timelines=timelines, as_of_sec=as_of)
+        return EntityTimeline(timelines=timelines, as_of_sec=as_of, note=note)
+
+    def _library_timeline(self, lib_id: str, video_id: str | None, as_of: float | None) -> EntityTimeline:
+        """A library entity's biography across videos, or (``video_id``) its entity in that video."""
+        reads = self._library()
+        if reads is None:
+            raise ToolError(NOT_LINKED.strip("()").replace(" M`", f" {self.memory.path}`"))
+        members = reads.members([lib_id]).get(lib_id, [])
+        if not members:
+            raise ToolNotFound(msg.BAD_ENTITY_ID.format(entity_id=lib_id))
+        if video_id is not None:
+            here = [m.canonical_id for m in members if m.video_id == video_id]
+            if not here:
+                raise ToolNotFound(f"library entity {lib_id} is not seen in {video_id}; "
+                                   f"get_entity_timeline(entity_id={lib_id!r}) lists where it is")
+            return self.get_entity_timeline(entity_id=here[0], video_id=video_id, as_of_sec=as_of)
+        with self._reading():
+            items = self._library_items(reads, [lib_id], lambda row: _appearances(row, as_of))
+        return EntityTimeline(timelines=[], library=items, as_of_sec=as_of)

@@ -8,9 +8,19 @@ from memtools.tools.results import _Result
 from memtools.tools.text import budgeted, clip, hms, span
 
 
+class Seen(BaseModel):
+    """Where and when a library entity was seen (first or last)."""
+
+    video_id: str
+    t_start: float
+    t_end: float
+    recorded_at: str | None = Field(default=None, description="the video's recording start (ISO 8601) when known")
+    place: str = Field(default="", description="the place (LOCATION entity) of that appearance")
+
+
 class EntityItem(BaseModel):
     id: str
-    video_id: str
+    video_id: str = Field(description="its video (a library entity: the video it was first seen in)")
     name: str
     entity_type: str
     aliases: list[str] = Field(default_factory=list)
@@ -21,6 +31,11 @@ class EntityItem(BaseModel):
     score: float | None = None
     rerank_score: float | None = Field(default=None, description=(
         "the reranker's score (its own scale) when a reranker ordered this entity"))
+    videos: int | None = Field(default=None, description="a library entity: how many videos it is seen in")
+    days: int | None = Field(default=None, description=(
+        "a library entity: on how many days (recording dates; None when a video has no recording start)"))
+    first_seen: Seen | None = None
+    last_seen: Seen | None = None
 
 
 class EntityList(_Result):
@@ -43,13 +58,25 @@ class EntityList(_Result):
             lines.append(f"Not reranked ({clip(self.rerank_warning, 200)}): entities are in first-stage order.")
         for i, e in enumerate(self.entities, 1):
             aka = f" (also: {', '.join(clip(a, 40) for a in e.aliases[:4])})" if e.aliases else ""
-            lines.append(f"{i}. {e.id} {e.entity_type} {clip(e.name, 80)}{aka} {span(e.t_first, e.t_last)}, "
-                         f"{e.appearances} appearance(s)")
+            lines.append(f"{i}. {e.id} {e.entity_type} {clip(e.name, 80)}{aka} {seen_text(e)}")
             if e.description and e.description.rstrip(".") != e.name.rstrip("."):
                 lines.append(f"   {clip(e.description, 160)}")
         lines = budgeted(lines, "lower top_k or pass video_id")
         lines.append("Next: get_entity_timeline(entity_id=...) for when each appears and what it does.")
         return "\n".join(lines)
+
+
+def _when(seen: Seen) -> str:
+    return f"{seen.video_id} {span(seen.t_start, seen.t_end)}" + (f" in {clip(seen.place, 40)}" if seen.place else "")
+
+
+def seen_text(e: EntityItem) -> str:
+    """How often and where an entity is seen: times in its video, or across the library."""
+    if e.videos is None or e.first_seen is None or e.last_seen is None:
+        return f"{span(e.t_first, e.t_last)}, {e.appearances} appearance(s)"
+    days = f" on {e.days} day(s)" if e.days is not None else ""
+    return (f"seen in {e.videos} video(s){days}, {e.appearances} appearance(s); first {_when(e.first_seen)}, "
+            f"last {_when(e.last_seen)}")
 
 
 class RoleItem(BaseModel):
@@ -78,13 +105,57 @@ class EntityTimelineItem(BaseModel):
     appearances: list[Appearance]
 
 
+class LibraryAppearance(BaseModel):
+    """One appearance of a library entity: a canonical entity of one video, where it was, and why it is linked."""
+
+    video_id: str
+    entity_id: str = Field(description="the canonical entity in that video ('<video>/entity_003')")
+    recorded_at: str | None = Field(default=None, description="the video's recording start (ISO 8601) when known")
+    t_start: float
+    t_end: float
+    macro_id: str = ""
+    macro_label: str = ""
+    place: str = Field(default="", description="the place (LOCATION entity) it was seen in")
+    place_id: str = Field(default="", description="that place's library entity id")
+    doing: list[str] = Field(default_factory=list, description="what it does there (role edges with their actions)")
+    present: list[str] = Field(default_factory=list, description=(
+        "a place: the entities seen there in that video"))
+    evidence: list[str] = Field(default_factory=list, description=(
+        "why it is linked: name, vector, place (or first: the library entity's first appearance)"))
+    confidence: float = 1.0
+
+
+class LibraryTimelineItem(BaseModel):
+    entity: EntityItem
+    appearances: list[LibraryAppearance]
+
+
 class EntityTimeline(_Result):
     timelines: list[EntityTimelineItem]
     as_of_sec: float | None = None
+    library: list[LibraryTimelineItem] = Field(default_factory=list, description=(
+        "library entities: one timeline across videos in recording order (wall clock when known, else library "
+        "order); empty when answered per video"))
+    note: str = Field(default="", description="why the answer is per video when a library answer was asked for")
 
     def render(self) -> str:
         when = f" as of {hms(self.as_of_sec)}" if self.as_of_sec is not None else ""
-        lines: list[str] = []
+        lines: list[str] = [self.note] if self.note else []
+        for lib in self.library:
+            e = lib.entity
+            aka = f" (also: {', '.join(clip(a, 40) for a in e.aliases[:4])})" if e.aliases else ""
+            lines.append(f"Library entity {e.id} {e.entity_type} {clip(e.name, 80)}{aka}: {seen_text(e)}{when}")
+            for n, la in enumerate(lib.appearances, 1):
+                clock = f" (recorded {la.recorded_at})" if la.recorded_at else ""
+                where = f" in {clip(la.place, 40)}" if la.place else ""
+                how = ("first seen" if la.evidence == ["first"] else
+                       f"linked by {', '.join(la.evidence)} {la.confidence:.2f}")
+                lines.append(f"{n}. {la.video_id}{clock} {span(la.t_start, la.t_end)}{where}: "
+                             f"{clip(la.macro_label, 80)} (as {la.entity_id}, {how})")
+                if la.doing:
+                    lines.append("    does: " + "; ".join(clip(d, 80) for d in la.doing[:4]))
+                if la.present:
+                    lines.append("    with: " + ", ".join(clip(p, 40) for p in la.present[:12]))
         for item in self.timelines:
             e = item.entity
             aka = f" (also: {', '.join(clip(a, 40) for a in e.aliases[:4])})" if e.aliases else ""
@@ -104,6 +175,10 @@ class EntityTimeline(_Result):
         if not lines:
             return f"No appearances{when}."
         lines = budgeted(lines, "pass video_id, or as_of_sec, or an entity_id instead of a name")
+        if self.library:
+            lines.append("Next: get_entity_timeline(entity_id=..., video_id=...) for one video's episodes and roles, "
+                         "or get_event_chain(activity=...) for an activity across days.")
+            return "\n".join(lines)
         lines.append("Next: get_subgraph(macro_id=...) for an appearance's episode, or get_relations(node_id=...) "
                      "on a mention.")
         return "\n".join(lines)

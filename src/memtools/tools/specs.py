@@ -106,17 +106,26 @@ class GraphSearchArgs(_Args):
 class EntitySearchArgs(_Args):
     query: str = Field(min_length=1, max_length=300, description="A name or description, e.g. 'red ball', 'the cook'.")
     top_k: int = Field(default=10, ge=1, le=TOP_K_MAX, description="How many entities to return (1-50).")
-    video_id: VideoId = Field(default=None, max_length=128, description="Only this video. Default: every video.")
+    video_id: VideoId = Field(default=None, max_length=128, description=(
+        "Only this video (its own entities, '<video>/entity_003'). Default: the whole library (library entities, "
+        "'lib/entity_0007', each linked across videos)."))
     as_of_sec: AsOf = None
 
 
 class EntityTimelineArgs(_Args):
     entity_id: str | None = Field(default=None, max_length=256, description=(
-        "Entity id from search_entities, e.g. '<video>/entity_003'."))
+        "Entity id from search_entities: a library entity 'lib/entity_0007' or a video's '<video>/entity_003'."))
     name: str | None = Field(default=None, max_length=300, description=(
         "Or a name to look up (matches names and aliases, e.g. 'ball'); every matching entity is shown."))
-    video_id: VideoId = Field(default=None, max_length=128, description="Only this video. Default: every video.")
+    video_id: VideoId = Field(default=None, max_length=128, description=(
+        "Only this video (its episodes and roles). Default: the whole library, one timeline across videos."))
     as_of_sec: AsOf = None
+
+
+class EventChainArgs(_Args):
+    activity: str = Field(min_length=1, max_length=300, description=(
+        "The activity to follow across videos and days, as an action, e.g. 'cooking on a stove', 'opening a door'."))
+    video_id: VideoId = Field(default=None, max_length=128, description="Only this video. Default: every video.")
 
 
 class TimeArgs(_Args):
@@ -229,12 +238,20 @@ TOOL_SPECS: dict[str, ToolSpec] = {s.name: s for s in (
              "the path that led there.", GraphSearchArgs, MemoryTools.search_graph),
     ToolSpec("search_entities", "search",
              "Find people, objects, places and groups by name or description. Each entity merges its mentions "
-             "across episodes, with aliases and when it is first and last seen.",
+             "across episodes and, across the library, across videos: aliases, how many videos and days it is "
+             "seen in, and where and when it was first and last seen.",
              EntitySearchArgs, MemoryTools.search_entities),
     ToolSpec("get_entity_timeline", "traversal",
-             "Every appearance of one entity (by entity_id or name) in time order: the episodes it is in and what "
-             "it does there (PERFORMS, RECEIVES, USES_TOOL, ... with the micro-events and their times).",
+             "Every appearance of one entity (by entity_id or name) in time order. Across the library: a short "
+             "biography, one line per appearance in recording order (video, time, place, what it does, why it is "
+             "linked), first and last seen and on how many days. With video_id: the episodes it is in and what it "
+             "does there (PERFORMS, RECEIVES, USES_TOOL, ... with the micro-events and their times).",
              EntityTimelineArgs, MemoryTools.get_entity_timeline),
+    ToolSpec("get_event_chain", "traversal",
+             "An activity across videos and days: every time it happened, in recording order, with the video, "
+             "time and place of each, how many days, and where it usually happens. Use it for 'when did I last "
+             "...?', 'on how many days did I ...?', 'where do I usually ...?'.",
+             EventChainArgs, MemoryTools.get_event_chain),
     ToolSpec("search_by_time", "search",
              "Macro events overlapping a time window, with their super event labels: [start_sec, end_sec] in one "
              "video, or a clock window [start_time, end_time] (ISO 8601) across every video recorded then, in clock "

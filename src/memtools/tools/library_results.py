@@ -1,0 +1,58 @@
+"""Typed result of ``get_event_chain``: one activity's occurrences across videos and days."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pydantic import BaseModel, Field
+
+from memtools.tools.results import _Result
+from memtools.tools.text import budgeted, clip, span
+
+
+class ChainItem(BaseModel):
+    video_id: str
+    recorded_at: str | None = Field(default=None, description="the video's recording start (ISO 8601) when known")
+    event_id: str
+    action: str
+    t_start: float
+    t_end: float
+    macro_id: str
+    place: str = Field(default="", description="the place (LOCATION entity) it happened in")
+    place_id: str = Field(default="", description="that place's library entity id")
+
+
+class EventChain(_Result):
+    query: str
+    activities: list[str] = Field(description="the activities (normalised actions) the query named")
+    videos: int = Field(description="how many videos the activity happens in")
+    days: int | None = Field(default=None, description=(
+        "on how many days (recording dates; None when a video has no recording start: count videos)"))
+    places: list[str] = Field(default_factory=list, description=(
+        "where it happens, the place of the most videos (days) first"))
+    chain: list[ChainItem] = Field(description="every occurrence in recording order (wall clock, else library order)")
+    note: str = ""
+
+    def render(self) -> str:
+        if not self.chain:
+            return (f"No activity like {clip(self.query, 80)!r} in this library. Try the action's words "
+                    "('putting a book somewhere'), or search_nodes(node_types=['event']).")
+        days = f" on {self.days} day(s)" if self.days is not None else ""
+        first, last = self.chain[0], self.chain[-1]
+        lines = [f"Activity {', '.join(repr(clip(a, 60)) for a in self.activities)}: {len(self.chain)} time(s) in "
+                 f"{self.videos} video(s){days}; first {first.video_id} {span(first.t_start, first.t_end)}, "
+                 f"last {last.video_id} {span(last.t_start, last.t_end)}"]
+        counts = Counter(p for _, p in dict.fromkeys((c.video_id, c.place) for c in self.chain if c.place))
+        if counts:
+            lines.append("Where (videos): " + ", ".join(f"{clip(p, 40)} ({n})" for p, n in counts.most_common(6)))
+        if self.note:
+            lines.append(self.note)
+        for n, c in enumerate(self.chain, 1):
+            clock = f" (recorded {c.recorded_at})" if c.recorded_at else ""
+            where = f" in {clip(c.place, 40)}" if c.place else ""
+            lines.append(f"{n}. {c.video_id}{clock} {span(c.t_start, c.t_end)}{where}: {clip(c.action, 90)} "
+                         f"({c.event_id})")
+        lines = budgeted(lines, "pass video_id for one video's occurrences")
+        lines.append("Next: get_subgraph(macro_id=...) for an occurrence's episode, or "
+                     "get_entity_timeline(name=...) for a thing or place across days.")
+        return "\n".join(lines)
