@@ -3,10 +3,12 @@ on a large generated dense-caption file.
 
     python benchmarks/import_bounded.py              # a ~50 MB file (~10 min on 2 cores)
     python benchmarks/import_bounded.py --mb 5       # a quick run
+    python benchmarks/import_bounded.py --src before=/old/src --src after=src --rounds 2   # compare, alternated
 
 The file has ActivityNet's shape (about 3.6 captions a video, sentences of 10-20 words drawn
-from a fixed vocabulary, seed 0). The import runs in a subprocess under ``/usr/bin/time``-like
-accounting (``resource.getrusage`` of the child: peak RSS) with the ``test:384`` embedder, so
+from a fixed vocabulary, seed 0). The import runs in a subprocess whose peak RSS
+(``VmHWM`` in ``/proc``, sampled every 50 ms, with how many videos were written when it peaked) is
+reported, with the ``test:384`` embedder, so
 the numbers are reading, grouping and storage, not the text model (embedding is measured in
 ``tool_latency.py`` and the import-speed benchmark).
 """
@@ -18,7 +20,6 @@ import json
 import os
 import random
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -58,42 +59,92 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mb", type=float, default=50.0, help="size of the generated file in MB")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--src", action="append", default=[], metavar="NAME=PATH",
+                        help="import with the memtools sources in PATH (PYTHONPATH); repeat to compare versions, "
+                             "run in turn (default: the installed memtools)")
+    parser.add_argument("--rounds", type=int, default=1, help="times each version runs, alternated")
     args = parser.parse_args()
     work = args.workdir / "memtools-import-bounded"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     source = work / "captions.json"
     videos, captions = write_file(source, args.mb)
-    memory = work / "memory"
+    versions = [tuple(v.split("=", 1)) for v in args.src] or [("installed", "")]
+    rows, rates = [], []
+    for _ in range(args.rounds):
+        for name, src in versions:
+            run = _import(source, work / "memory", src, videos)
+            rows.append([name, f"{source.stat().st_size / 1e6:.1f} MB", f"{videos:,}", f"{captions:,}",
+                         f"{run['seconds']:.0f}", f"{captions / run['seconds']:,.0f}", f"{run['peak']:,.0f} MiB",
+                         run["peak_at"], f"{run['size']:,.0f} MB", run["check"]])
+            first, last = run["rates"]
+            rates.append([name, f"{first:,.0f}", f"{last:,.0f}", f"{last / first:.2f}" if first else "n/a",
+                          f"{run['open_ms']:,.0f} ms"])
+            print(f"{name}: {rows[-1]} {rates[-1]}", flush=True)
+    print(f"\n## Bounded caption import ({load_average()}; CPU {_cpu_model()})\n")
+    print(markdown_table(
+        ["version", "file", "videos", "captions", "import s", "captions/s", "peak RSS", "peak at (videos written)",
+         "memory on disk", "memtools check"], rows))
+    print("\nThroughput by part of the import (videos/s, from the progress bar's 1 s updates):\n")
+    print(markdown_table(["version", "first 10% of videos", "last 10% of videos", "last / first", "open the memory"],
+                         rates))
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def _import(source: Path, memory: Path, src: str, videos: int) -> dict:
+    """One import into a fresh ``memory`` in a subprocess (``src``: its PYTHONPATH, if any): its time,
+    peak RSS (and how far the import was when it peaked), throughput, size and check."""
+    shutil.rmtree(memory, ignore_errors=True)
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = src
     memtools = Path(sys.executable).with_name("memtools")
     started = time.perf_counter()
     child = subprocess.Popen([str(memtools), "import-captions", str(source), "--memory", str(memory),
-                              "--embedder", "test:384"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              "--embedder", "test:384"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     marks: list[tuple[float, int]] = []  # (seconds since the start, videos written) from the progress bar
     reader = threading.Thread(target=_progress, args=(child.stderr, started, marks, videos), daemon=True)
     reader.start()
+    samples: list[tuple[float, int]] = []  # (seconds since the start, RSS in KiB)
+    sampler = threading.Thread(target=_sample_rss, args=(child, started, samples), daemon=True)
+    sampler.start()
     out = child.stdout.read().decode(errors="replace") if child.stdout else ""
     code = child.wait()
     seconds = time.perf_counter() - started
     reader.join()
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    sampler.join()
     if code:
         sys.exit(f"import failed ({code}): {out[-2000:]}")
-    open_ms = _open_ms(memory)
-    check = subprocess.run([str(memtools), "check", "--memory", str(memory)], capture_output=True, text=True)
-    size_mb = sum(f.stat().st_size for f in memory.rglob("*") if f.is_file()) / 1e6
-    print(f"\n## Bounded caption import ({load_average()})\n")
-    print(markdown_table(
-        ["file", "videos", "captions", "import s", "captions/s", "peak RSS", "memory on disk", "memtools check"],
-        [[f"{source.stat().st_size / 1e6:.1f} MB", f"{videos:,}", f"{captions:,}", f"{seconds:.0f}",
-          f"{captions / seconds:,.0f}", f"{peak_mb:,.0f} MiB", f"{size_mb:,.0f} MB",
-          "clean" if check.returncode == 0 else "DAMAGED"]]))
-    first, last = _rates(marks, videos)
-    print("\nThroughput by part of the import (videos/s, from the progress bar's 1 s updates):\n")
-    print(markdown_table(["first 10% of videos", "last 10% of videos", "last / first", "open the memory"],
-                         [[f"{first:,.0f}", f"{last:,.0f}", f"{last / first:.2f}" if first else "n/a",
-                           f"{open_ms:,.0f} ms"]]))
-    shutil.rmtree(work, ignore_errors=True)
+    # the child's own peak (wait4's rusage), not the largest of all children so far
+    peak = max((kib for _, kib in samples), default=0) / 1024
+    at = max(samples, key=lambda s: s[1])[0] if samples else 0.0
+    done = max((n for t, n in marks if t <= at), default=0)
+    peak_at = "at the end (final indexes)" if done >= videos else f"{done:,} ({done / max(videos, 1):.0%})"
+    check = subprocess.run([str(memtools), "check", "--memory", str(memory)], capture_output=True, text=True, env=env)
+    return {"seconds": seconds, "peak": peak, "peak_at": peak_at, "rates": _rates(marks, videos),
+            "open_ms": _open_ms(memory, env),
+            "size": sum(f.stat().st_size for f in memory.rglob("*") if f.is_file()) / 1e6,
+            "check": "clean" if check.returncode == 0 else "DAMAGED"}
+
+
+def _sample_rss(child: subprocess.Popen, started: float, samples: list[tuple[float, int]]) -> None:
+    """The child's resident set (``VmRSS``) every 50 ms until it exits; ``VmHWM`` (its peak) last."""
+    status = Path(f"/proc/{child.pid}/status")
+    while child.poll() is None:
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        except OSError:
+            break
+        kib = int(fields.get("VmHWM", fields.get("VmRSS", "0 kB")).split()[0])
+        samples.append((time.perf_counter() - started, kib))
+        time.sleep(0.05)
+
+
+def _cpu_model() -> str:
+    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
 
 
 def _progress(stream, started: float, marks: list[tuple[float, int]], total: int) -> None:
@@ -121,12 +172,13 @@ def _rates(marks: list[tuple[float, int]], total: int) -> tuple[float, float]:
     return (n1 - n0) / max(t1 - t0, 1e-9), (n3 - n2) / max(t3 - t2, 1e-9)
 
 
-def _open_ms(memory: Path) -> float:
+def _open_ms(memory: Path, env: dict[str, str]) -> float:
     """Opening the memory and passing the check run before every read, in a fresh process (best of 3)."""
     code = ("import sys, time\nfrom memtools.store import Memory\nbest = 1e9\nfor _ in range(3):\n"
             "    t = time.perf_counter()\n    with Memory.open(sys.argv[1]) as m, m.reading():\n        pass\n"
             "    best = min(best, time.perf_counter() - t)\nprint(best * 1000)")
-    done = subprocess.run([sys.executable, "-c", code, str(memory)], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", code, str(memory)], capture_output=True, text=True, check=True,
+                          env=env)
     return float(done.stdout.strip())
 
 

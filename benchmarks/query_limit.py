@@ -1,6 +1,6 @@
 """How close one query's embedding comes to what this machine can do (issue 34).
 
-    python benchmarks/query_limit.py [--queries 200] [--repeats 30]
+    python benchmarks/query_limit.py [--queries 200] [--repeats 30] [--compare]
 
 Measures, on the machine it runs on and with the numpy/OpenBLAS it runs with:
 
@@ -13,7 +13,11 @@ Measures, on the machine it runs on and with the numpy/OpenBLAS it runs with:
   float32 encoder's batch of one, each a median over distinct queries, with where the time goes
   (tokenising, the products, the rest: attention, LayerNorms, GELU, numpy's per-call overhead).
 
-and prints the lone query's time as a multiple of its roofline limit, ``max(flops / peak,
+``--compare`` also times, alternated query by query in one run, the ways one query could be
+embedded (the int16 and float32 layers, each on one BLAS thread and on the BLAS's default
+threads), as the choice among them must hold on this CPU.
+
+It prints the lone query's time as a multiple of its roofline limit, ``max(flops / peak,
 weight bytes / bandwidth)``: the time no execution of this model on this machine can beat with
 these weights (the peak is the best this machine did for the same shapes). Prints the CPU model
 (``lscpu``), the load average, numpy's version and SIMD features, and threadpoolctl's view of the
@@ -157,6 +161,30 @@ def products_in_a_query(qweights, length: int, texts: int) -> tuple[float, float
     return statistics.median(wall) * 1e3, statistics.median(cpu) * 1e3
 
 
+def compare(embedder, model, texts: list[str]) -> dict[str, tuple[float, float]]:
+    """(wall, CPU) median ms per distinct query of each way to embed it, alternated query by query
+    (so the machine's load of the moment falls on all of them alike)."""
+    from threadpoolctl import threadpool_limits
+
+    qweights = model.query_weights()
+    cpus = os.cpu_count() or 1
+    ways = {"int16, 1 BLAS thread (default)": (qweights.encode, 1),
+            f"int16, {cpus} BLAS threads": (qweights.encode, cpus),
+            "float32, 1 BLAS thread": (lambda ids: model._forward([ids])[0], 1),
+            f"float32, {cpus} BLAS threads": (lambda ids: model._forward([ids])[0], cpus)}
+    wall: dict[str, list[float]] = {name: [] for name in ways}
+    cpu: dict[str, list[float]] = {name: [] for name in ways}
+    for text in texts:
+        ids = model.tokenizer.encode(embedder.query_prefix + text).ids
+        for name, (run, threads) in ways.items():
+            with threadpool_limits(limits=threads, user_api="blas"):
+                start, start_cpu = time.perf_counter(), time.process_time()  # every thread's CPU: BLAS workers too
+                run(ids)
+                cpu[name].append(time.process_time() - start_cpu)
+                wall[name].append(time.perf_counter() - start)
+    return {name: (statistics.median(wall[name]) * 1e3, statistics.median(cpu[name]) * 1e3) for name in ways}
+
+
 def simd() -> str:
     """numpy's SIMD extensions: baseline, and those found (*) or not (?) for its dispatched loops."""
     try:
@@ -179,6 +207,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=200, help="distinct queries timed (default 200)")
     parser.add_argument("--repeats", type=int, default=30, help="repeats of each peak measurement (best kept)")
+    parser.add_argument("--compare", action="store_true",
+                        help="also time the int16 and float32 layers on one and on all BLAS threads, alternated")
     args = parser.parse_args()
     offline()
     from threadpoolctl import threadpool_limits
@@ -239,6 +269,12 @@ def main() -> None:
     print(f"| of the lone query: its 24 products (int16) | {products[0]:.2f} | | {products[1]:.2f} | |")
     rest = [times["lone query"][n] - times["tokenise"][n] - products[n] for n in (0, 1)]
     print(f"| of the lone query: the rest (attention, norms, GELU, calls) | {rest[0]:.2f} | | {rest[1]:.2f} | |")
+    if args.compare:
+        print("\n| way to embed one query (alternated, median over distinct queries) | wall ms | x limit | "
+              "CPU ms (all threads) | x limit |")
+        print("|---|---|---|---|---|")
+        for name, (wall, cpu) in compare(embedder, model, texts).items():
+            print(f"| {name} | {wall:.2f} | {wall / limit16:.2f} | {cpu:.2f} | {cpu / limit16:.2f} |")
     wall, cpu = times["lone query"]
     print(f"\nLONE QUERY {wall:.2f} ms wall = {wall / limit16:.2f} x the limit ({limit16:.2f} ms), CPU {cpu:.2f} ms = "
           f"{cpu / limit16:.2f} x, on {cpu_model()}, load {load_average()}")

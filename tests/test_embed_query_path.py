@@ -129,3 +129,33 @@ def test_repeated_queries_come_from_the_cache_least_recently_used_out_first(monk
     off.embed_query(a)
     off.embed_query(a)
     assert calls[-2:] == [a, a]
+
+
+@needs_model
+def test_a_lone_query_runs_on_one_blas_thread_and_its_answer_does_not_depend_on_it(monkeypatch):
+    """One BLAS thread won for the lone query on every CPU measured (docs/speed.md, issue 34): the
+    path sets it whatever the BLAS is configured to, and the vector is the one all threads give."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+
+    def blas_threads() -> int:
+        return max(i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas")
+
+    embedder = TransformersEmbedder(MODEL, query_cache_size=0)
+    model = embedder._numpy_model()
+    model.query_weights()  # the int16 path from the first query on
+    seen: list[int] = []
+    original = model.encode_query
+
+    def watched(text: str) -> np.ndarray:
+        seen.append(blas_threads())
+        return original(text)
+
+    monkeypatch.setattr(model, "encode_query", watched)
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        configured = blas_threads()
+        vector = embedder.embed_query(TEXTS[0])
+        assert blas_threads() == configured  # given back
+        ids = model.tokenizer.encode(embedder.query_prefix + TEXTS[0]).ids
+        on_all = model.query_weights().encode(ids)  # the same path on the configured threads
+    assert seen == [1]
+    assert float(vector @ on_all) >= 0.99999

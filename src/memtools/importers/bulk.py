@@ -106,16 +106,17 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
     counts = {"written": 0, "skipped": 0, "captions": 0}
     before = _embedding_usage(memory)
 
-    pending = {"nodes": 0, "indexed": False}
+    pending = {"nodes": 0, "indexed": False, "folded": False}
 
     def flush(batch: list[VideoGraph]) -> None:
-        # the first batch builds the indexes; later ones are folded in every INDEX_EVERY_NODES and at the end
+        # the first batch builds the indexes; later ones are folded in every INDEX_EVERY_NODES and at the
+        # end, the vector (ANN) index only at the end (built once over the whole table, not at every fold)
         memory.write_videos(batch, batch_size=len(batch), embed_cache=cache, index=not pending["indexed"])
         pending["indexed"] = True
         pending["nodes"] += sum(len(g.entities) + len(g.events) + len(g.ocr) + len(g.macros) for g in batch)
         if pending["nodes"] >= INDEX_EVERY_NODES:
-            memory.finish_indexes()
-            pending["nodes"] = 0
+            memory.finish_indexes(ann=False)
+            pending["nodes"], pending["folded"] = 0, True
         fault_point("batch-landed")
         if ledger:
             ledger.add([g.video_id for g in batch])
@@ -143,7 +144,8 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
                 batch = []
         if batch:
             flush(batch)
-        if pending["nodes"]:
+        cache.clear()  # the last fold builds the ANN index: it needs the memory, the vectors are written
+        if pending["nodes"] or pending["folded"]:
             memory.finish_indexes()
     finally:
         if bar is not None:

@@ -157,8 +157,9 @@ class LanceIndex(ResidentSearch):
         except Exception as exc:
             raise StoreError(f"could not roll the vector store back to version {version}: {exc}") from exc
 
-    def finish_write(self) -> None:
-        """Build missing indexes, fold new rows into them, and prune old versions."""
+    def finish_write(self, *, ann: bool = True) -> None:
+        """Build missing indexes, fold new rows into them, and prune old versions; ``ann=False``
+        leaves the vector (ANN) index to a later fold (rows it lacks are still found: lance scans them)."""
         from lancedb.index import FTS, Bitmap, BTree
 
         table = self.nodes()
@@ -168,7 +169,8 @@ class LanceIndex(ResidentSearch):
             return
         build_indexes(table, [("text", FTS(with_position=False, stem=True, remove_stop_words=True)),
                               ("video_id", Bitmap()), ("kind", Bitmap()), ("t_start", BTree()), ("t_end", BTree())],
-                      ann_due=lambda have: ("vector",) not in have or self._vector_segments(table) > ANN_MAX_SEGMENTS,
+                      ann_due=lambda have: ann and (("vector",) not in have
+                                                    or self._vector_segments(table) > ANN_MAX_SEGMENTS),
                       what="vector store")
 
     @staticmethod

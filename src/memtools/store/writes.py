@@ -154,10 +154,12 @@ class MemoryWrites(VideoWrites):
             self.finish_indexes()
         return written
 
-    def finish_indexes(self) -> None:
-        """Fold rows written since the last indexing into the lance indexes; prune old versions."""
+    def finish_indexes(self, *, ann: bool = True) -> None:
+        """Fold rows written since the last indexing into the lance indexes; prune old versions.
+        ``ann=False`` builds no vector (ANN) index: a bulk import's folds before its last one (an
+        IVF-PQ build over the whole table at each fold was most of a 50 MB import's peak memory)."""
         with self._writing() as _:
-            self._vectors.finish_write()
+            self._vectors.finish_write(ann=ann)
             self._entities.finish_write()
             if self.keyframes is not None:
                 self.keyframes.finish_write()

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from memtools.store import Memory
 
 TOP_K_MAX = 50
+FACTS_HELD = 4096  # videos whose row count and title a search keeps, per manifest generation
 SEARCHABLE = tuple(k.value for k in SEARCHABLE_KINDS)
 RERANKER_ENV = "MEMTOOLS_RERANKER"  # memtools.rerank.RERANKER_ENV, read here without importing it
 
@@ -87,14 +88,30 @@ class SearchTools(ToolsHost):
 
     def _video_rows(self, video_id: str) -> int:
         """Lance rows of one video (its profile and searchable nodes), from the manifest's counts."""
-        entry = self.memory.manifest.videos.get(video_id)
-        return 200 if entry is None else 1 + sum(entry.counts.get(k, 0) for k in SEARCHABLE)
+        facts = self._video_facts(video_id)
+        return 200 if facts is None else facts[0]
+
+    def _video_facts(self, video_id: str) -> tuple[int, str] | None:
+        """(lance rows, title) of one video as of the memory's manifest, kept until the manifest
+        changes: an entry is a catalog read (~0.1 ms), and a warm search asks for each opened
+        video twice (its rows for stage 2, its title for the result)."""
+        manifest = self.memory.manifest
+        held: tuple[object, int, dict[str, tuple[int, str] | None]] | None = getattr(self, "_facts", None)
+        if held is None or held[0] is not manifest or held[1] != manifest.generation or len(held[2]) >= FACTS_HELD:
+            held = (manifest, manifest.generation, {})
+            self._facts = held
+        facts = held[2]
+        if video_id not in facts:
+            entry = manifest.videos.get(video_id)
+            facts[video_id] = None if entry is None else (1 + sum(entry.counts.get(k, 0) for k in SEARCHABLE),
+                                                          entry.title)
+        return facts[video_id]
 
     def _result(self, query: str, config: SearchConfig, moments: Sequence[Moment], top_k: int,
                 filters: Filters, strategy: str) -> SearchResult:
-        listed = self.memory.manifest.videos  # the found videos' titles: a lookup each, not a read of every video
-        titles = {vid: entry.title for vid in dict.fromkeys(m.video_id for m in moments)
-                  if (entry := listed.get(vid)) is not None}
+        # the found videos' titles: a lookup each (kept per generation), not a read of every video
+        titles = {vid: facts[1] for vid in dict.fromkeys(m.video_id for m in moments)
+                  if (facts := self._video_facts(vid)) is not None}
         reranked_by = warning = ""
         if self.reranker is not None and moments:
             from memtools.retrieval.reranking import rerank_moments
