@@ -31,11 +31,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from memtools.build import BuildConfig, build_video
-from memtools.build.checkpoint import Checkpoints
-from memtools.build.frames import FrameGrid, FrameReader, grid_step
-from memtools.build.keyframes import KeyframeWriter
-from memtools.build.testing import ScriptedPerception
+from memtools.builder import BuildConfig, build_video
+from memtools.builder.checkpoint import Checkpoints
+from memtools.builder.frames import FrameGrid, FrameReader, grid_step
+from memtools.builder.keyframes import KeyframeWriter
+from memtools.builder.testing import ScriptedPerception
 from memtools.embed import TestEmbedder
 from memtools.perception import FunctionVLM
 from memtools.store import Memory

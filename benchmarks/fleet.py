@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ClauseEmbedder, markdown_table, offline, p50_p99  # noqa: E402
 from _synthetic import library, queries  # noqa: E402
 from build_throughput import make_video  # noqa: E402
-from memtools.build import BuildConfig, build_videos  # noqa: E402
+from memtools.builder import BuildConfig, build_videos  # noqa: E402
 from memtools.embed import TestEmbedder  # noqa: E402
 from memtools.fleet import FleetOptions, build_fleet  # noqa: E402
 from memtools.fleet.testing import ScriptedEndpoint  # noqa: E402
@@ -100,7 +100,7 @@ def search_rows(work: Path, hours: float, n_queries: int) -> list[list[object]]:
     from moto.server import ThreadedMotoServer
 
     from memtools.embed import default_embedder
-    from memtools.store.payload import index_rows
+    from memtools.store.tables.payload import index_rows
 
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -144,10 +144,10 @@ def search_rows(work: Path, hours: float, n_queries: int) -> list[list[object]]:
 
 
 def cost_rows(work: Path) -> list[list[object]]:
-    from memtools.build.testing import ScriptedPerception
+    from memtools.builder.testing import ScriptedPerception
     from memtools.embed import default_embedder
     from memtools.perception import FunctionVLM
-    from memtools.store.payload import index_rows
+    from memtools.store.tables.payload import index_rows
 
     rows = []
     graph = next(g for g in library(4.0, seed=3) if g.video.duration >= 1800)

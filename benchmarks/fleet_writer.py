@@ -43,13 +43,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import load_average, markdown_table, offline  # noqa: E402
 from build_throughput import make_video  # noqa: E402
-from memtools.build import BuildConfig  # noqa: E402
-from memtools.build.bundle import BuildFolder, VideoBundle  # noqa: E402
+from memtools.builder import BuildConfig  # noqa: E402
+from memtools.builder.bundle import BuildFolder, VideoBundle  # noqa: E402
+from memtools.builder.bundle_vectors import WorkerEmbedder  # noqa: E402
 from memtools.embed import default_embedder  # noqa: E402
 from memtools.fleet import FleetOptions, build_fleet  # noqa: E402
 from memtools.fleet import build as fleet_build  # noqa: E402
 from memtools.fleet.build import LocalExecutor  # noqa: E402
-from memtools.fleet.embedding import WorkerEmbedder  # noqa: E402
 from memtools.fleet.testing import ScriptedEndpoint  # noqa: E402
 from memtools.fleet.writer import GROUP_VIDEOS, write_group  # noqa: E402
 from memtools.store import Memory  # noqa: E402

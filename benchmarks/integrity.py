@@ -25,8 +25,8 @@ from pathlib import Path
 from _common import load_average, markdown_table
 from memtools.embed.testing import TestEmbedder
 from memtools.store import Memory
-from memtools.store.integrity import check, guard, guard_vectors
-from memtools.store.repair import repair
+from memtools.store.integrity.checker import check, guard, guard_vectors
+from memtools.store.integrity.repair import repair
 from memtools.testing import kitchen_graph
 
 

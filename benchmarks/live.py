@@ -33,9 +33,9 @@ from _common import load_average, markdown_table, offline  # noqa: E402
 def live_lag(speed: float, model_sec: float, windows: int, window_sec: float, chunk_sec: int) -> None:
     import live_support
     from live_support import write_chunk  # tests/: synthetic chunks renamed into place
-    from memtools.build.config import BuildConfig
-    from memtools.build.live import afollow
-    from memtools.build.testing import ScriptedPerception
+    from memtools.builder.config import BuildConfig
+    from memtools.builder.live import afollow
+    from memtools.builder.testing import ScriptedPerception
     from memtools.embed import TestEmbedder
     from memtools.perception import FunctionVLM
     from memtools.store import Memory
@@ -112,7 +112,7 @@ def live_lag(speed: float, model_sec: float, windows: int, window_sec: float, ch
 
 
 def storage(hours: float, caps: list[float | None]) -> None:
-    from memtools.build.frame_tiers import TierPolicy, simulate
+    from memtools.builder.frame_tiers import TierPolicy, simulate
 
     rows = []
     for cap in caps:

@@ -36,8 +36,8 @@ def main() -> None:
     from moto.server import ThreadedMotoServer
 
     from memtools.embed import TestEmbedder
+    from memtools.mcp.replica_serving import ReplicaTools
     from memtools.replica import publish
-    from memtools.replica.serving import ReplicaTools
     from memtools.store import Memory
     from memtools.testing import kitchen_graph
 

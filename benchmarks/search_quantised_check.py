@@ -27,7 +27,8 @@ def main() -> None:
     args = dev_check_arguments(__doc__)
 
     from memtools.embed import default_embedder
-    from memtools.store import Memory, resident
+    from memtools.store import Memory
+    from memtools.store.tables import resident
     from memtools.tools import MemoryTools
 
     path, embedder, queries, sample = dev_memory(args, default_embedder())

@@ -103,8 +103,8 @@ class Profile:
 
     @contextmanager
     def installed(self, embedder):
-        from memtools.store.graph import KuzuGraph
-        from memtools.store.vectors import LanceIndex
+        from memtools.store.graph.cypher import KuzuGraph
+        from memtools.store.tables.vectors import LanceIndex
 
         patches = [(KuzuGraph, "_run", "kuzu"), (KuzuGraph, "__init__", "kuzu"),
                    (LanceIndex, "search", "lance"), (type(embedder), "embed_query", "embed")]

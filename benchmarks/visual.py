@@ -120,7 +120,7 @@ def build_memory(path: Path, model: Path, keyframes: int) -> list[str]:
 
 
 def _table(memory):
-    from memtools.store.keyframe_index import KeyframeIndex
+    from memtools.store.tables.keyframe_index import KeyframeIndex
 
     return KeyframeIndex(memory.vectors_unchecked, memory.manifest.image_embedder.dim)
 

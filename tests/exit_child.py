@@ -23,11 +23,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from memtools.build.frames import FrameGrid, FrameReader
+from memtools.builder.frames import FrameGrid, FrameReader
 from memtools.embed.testing import TestEmbedder
 from memtools.mcp.warmup import warm_up
-from memtools.store import Memory, resident_search
+from memtools.store import Memory
 from memtools.store.base import SearchQuery
+from memtools.store.tables import resident_search
 
 CHILD_SEC = 300
 

@@ -16,14 +16,14 @@ import sys
 from pathlib import Path
 
 import memtools
-from memtools.build.testing import ScriptedPerception
+from memtools.builder.testing import ScriptedPerception
 from memtools.costs import estimate_tokens
 from memtools.perception import FunctionVLM, PerceptionRequest
 from memtools.perception.base import PerceptionResponse, Usage
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "examples"
-SCRIPTED = "python:memtools.build.testing:scripted_vlm"
+SCRIPTED = "python:memtools.builder.testing:scripted_vlm"
 GATED = "python:jobs_support:gated_vlm"
 
 

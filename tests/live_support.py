@@ -27,7 +27,7 @@ BACKEND = textwrap.dedent('''
     import asyncio
     import os
 
-    from memtools.build.testing import ScriptedPerception
+    from memtools.builder.testing import ScriptedPerception
     from memtools.perception import FunctionVLM, request_key
 
     _script = ScriptedPerception(episode_sec=10)

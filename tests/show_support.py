@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from memtools.build import BuildConfig, build_video
+from memtools.builder import BuildConfig, build_video
 from memtools.embed import TestEmbedder
 from memtools.perception import ReplayVLM
 from memtools.schema import (

@@ -8,15 +8,15 @@ import json
 import pytest
 
 from build_helpers import dump_memory, scenes_video
-from memtools.build import TextProgress
-from memtools.build.progress import Progress
-from memtools.build.settings import resolve_settings, vlm_from_settings
+from memtools.builder import TextProgress
+from memtools.builder.progress import Progress
+from memtools.builder.settings import resolve_settings, vlm_from_settings
 from memtools.cli import main
 from memtools.errors import ConfigError
 from memtools.perception import OpenAIVLM, RecordingVLM, ReplayVLM
-from memtools.store.manifest import read_manifest
+from memtools.store.catalog.manifest import read_manifest
 
-SCRIPTED = "python:memtools.build.testing:scripted_vlm"
+SCRIPTED = "python:memtools.builder.testing:scripted_vlm"
 
 
 @pytest.fixture(scope="module")

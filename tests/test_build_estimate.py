@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from jobs_support import counting_perception, make_sample_video
-from memtools.build import BuildConfig, build_video
-from memtools.build.estimate import estimate_build
+from memtools.builder import BuildConfig, build_video
+from memtools.builder.estimate import estimate_build
 from memtools.cli import main
 from memtools.costs import PriceTable
 from memtools.embed.testing import TestEmbedder

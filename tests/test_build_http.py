@@ -15,10 +15,10 @@ import pytest
 import respx
 
 from build_helpers import scenes_video
-from memtools.build import AnswerError, BuildConfig, build_video, parse_answer
-from memtools.build.prompts import AGGREGATE_SYSTEM, EXTRACT_SYSTEM, SEGMENT_SYSTEM, hms
-from memtools.build.responses import Aggregation
-from memtools.build.testing import ScriptedPerception
+from memtools.builder import AnswerError, BuildConfig, build_video, parse_answer
+from memtools.builder.prompts import AGGREGATE_SYSTEM, EXTRACT_SYSTEM, SEGMENT_SYSTEM, hms
+from memtools.builder.responses import Aggregation
+from memtools.builder.testing import ScriptedPerception
 from memtools.embed import TestEmbedder
 from memtools.perception import OpenAIVLM, PerceptionRequest, RetryPolicy
 from memtools.store import Memory

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from build_helpers import scenes_video
-from memtools.build import BuildConfig, build_video
-from memtools.build.progress import Progress, Snapshot
-from memtools.build.testing import ScriptedPerception
+from memtools.builder import BuildConfig, build_video
+from memtools.builder.progress import Progress, Snapshot
+from memtools.builder.testing import ScriptedPerception
 from memtools.embed import TestEmbedder
 from memtools.perception import FunctionVLM
 from memtools.store import Memory
-from memtools.store.payload import index_rows
+from memtools.store.tables.payload import index_rows
 from memtools.tools import MemoryTools
 
 CONFIG = BuildConfig.short().model_copy(update={"window_sec": 60.0, "frames_per_window": 12,

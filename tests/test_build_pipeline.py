@@ -11,9 +11,9 @@ from itertools import pairwise
 import pytest
 
 from build_helpers import dump_memory, scenes_video
-from memtools.build import BuildConfig, build_video
-from memtools.build.prompts import EXTRACT_SYSTEM, SEGMENT_SYSTEM
-from memtools.build.testing import ScriptedPerception
+from memtools.builder import BuildConfig, build_video
+from memtools.builder.prompts import EXTRACT_SYSTEM, SEGMENT_SYSTEM
+from memtools.builder.testing import ScriptedPerception
 from memtools.embed import TestEmbedder
 from memtools.errors import PerceptionError
 from memtools.perception import FunctionVLM
@@ -188,7 +188,7 @@ def test_garbage_from_the_model_never_breaks_the_build(tmp_path, video):
 
 
 def test_public_api():
-    import memtools.build as build
+    import memtools.builder as build
 
     assert sorted(build.__all__) == sorted([
         "PRESETS", "AnswerError", "BuildConfig", "BuildSummary", "Issue", "NullProgress", "Progress", "ProgressSink",
@@ -208,7 +208,7 @@ def test_one_decoding_pass_serves_the_same_frames_as_seeking(tmp_path, video):
     same grid frames either way, byte for byte (what keeps requests stable across resumes)."""
     import asyncio
 
-    from memtools.build.frames import FrameGrid, FrameReader
+    from memtools.builder.frames import FrameGrid, FrameReader
     from memtools.video import probe
 
     info = probe(video)

@@ -8,16 +8,16 @@ import json
 
 import pytest
 
-from memtools.build import BuildConfig, parse_answer
-from memtools.build.aggregate import chunks, clean_chunk, target_supers
-from memtools.build.calls import ModelCalls
-from memtools.build.checkpoint import Checkpoints
-from memtools.build.extract import MacroSpan, clean_subgraph
-from memtools.build.prompts import MacroBrief, extraction_prompt
-from memtools.build.repair import AnswerError, canonical_label, extract_json
-from memtools.build.report import Usage
-from memtools.build.responses import Aggregation, Segmentation, Subgraph, parse_seconds
-from memtools.build.segment import Window, clean_window, plan_window
+from memtools.builder import BuildConfig, parse_answer
+from memtools.builder.aggregate import chunks, clean_chunk, target_supers
+from memtools.builder.calls import ModelCalls
+from memtools.builder.checkpoint import Checkpoints
+from memtools.builder.extract import MacroSpan, clean_subgraph
+from memtools.builder.prompts import MacroBrief, extraction_prompt
+from memtools.builder.repair import AnswerError, canonical_label, extract_json
+from memtools.builder.report import Usage
+from memtools.builder.responses import Aggregation, Segmentation, Subgraph, parse_seconds
+from memtools.builder.segment import Window, clean_window, plan_window
 from memtools.perception import FunctionVLM
 from memtools.schema import LABELS, EdgeCategory
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memtools.build.report import BuildSummary, Issue, VideoReport
+from memtools.builder.report import BuildSummary, Issue, VideoReport
 
 
 def _issue(severity: str, detail: str) -> Issue:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memtools.build import BuildConfig, build_video
+from memtools.builder import BuildConfig, build_video
 from memtools.embed import TestEmbedder
 from memtools.perception import ReplayVLM, request_key
 from memtools.perception.replay import speech_wer
@@ -92,7 +92,7 @@ OPENCV_SIMD = "AVX512-SKX,AVX2,FP16,AVX,SSE4.2,SSE4.1,POPCNT,SSSE3"
 _BUILD_AND_DUMP = """
 import json, sys
 from pathlib import Path
-from memtools.build import BuildConfig, build_video
+from memtools.builder import BuildConfig, build_video
 from memtools.embed import TestEmbedder
 from memtools.perception import ReplayVLM
 from memtools.speech.whisper import WhisperRecognizer

@@ -9,8 +9,8 @@ import pytest
 
 from audio_video import tone, write_av_video
 from build_helpers import dump_memory
-from memtools.build import BuildConfig, build_video
-from memtools.build.testing import ScriptedPerception
+from memtools.builder import BuildConfig, build_video
+from memtools.builder.testing import ScriptedPerception
 from memtools.cli import main
 from memtools.embed import TestEmbedder
 from memtools.perception import FunctionVLM
@@ -105,7 +105,7 @@ And the boxes fall over.
 
 
 def _build(video: Path, memory: Path, *extra: str) -> int:
-    return main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.build.testing:scripted_vlm",
+    return main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.builder.testing:scripted_vlm",
                  "--embedder", "test:64", "--preset", "short", "--window-sec", "60", "-q", *extra])
 
 

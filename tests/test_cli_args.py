@@ -128,7 +128,7 @@ def test_argument_values_are_checked_not_coerced(tmp_path, capsys, monkeypatch, 
 
 
 def test_a_value_starting_with_a_dash_follows_its_flag():
-    from memtools.cli.arg_types import join_dash_values
+    from memtools.arg_types import join_dash_values
 
     args = parser().parse_args(["tool", "get_summary", "--memory", "m", "--video-id", "-ErPSunMfcs"])
     assert args.video_id == "-ErPSunMfcs"

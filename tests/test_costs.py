@@ -14,11 +14,11 @@ import pytest
 import respx
 
 from build_helpers import scenes_video
-from memtools.build import BuildConfig, TextProgress, build_video, build_videos
-from memtools.build.budget import Budget, BudgetExceeded, spending_limit
-from memtools.build.progress import Progress
-from memtools.build.report import Usage
-from memtools.build.testing import ScriptedPerception
+from memtools.builder import BuildConfig, TextProgress, build_video, build_videos
+from memtools.builder.budget import Budget, BudgetExceeded, spending_limit
+from memtools.builder.progress import Progress
+from memtools.builder.report import Usage
+from memtools.builder.testing import ScriptedPerception
 from memtools.cli import main
 from memtools.costs import PriceTable, collect, record, render_costs, tokens_from_usage
 from memtools.embed import TestEmbedder

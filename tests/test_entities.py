@@ -9,8 +9,8 @@ from memtools.embed.testing import TestEmbedder
 from memtools.errors import ToolError
 from memtools.schema import Edge, EdgeCategory, Entity, EntityType
 from memtools.store import Memory
-from memtools.store.entities import canonicalize, entity_rows
-from memtools.store.entity_index import TABLE
+from memtools.store.tables.entities import canonicalize, entity_rows
+from memtools.store.tables.entity_index import TABLE
 from memtools.testing import kitchen_graph
 from memtools.tools import MemoryTools
 
@@ -117,7 +117,7 @@ def test_a_memory_from_before_profiles_is_refused_and_repair_adds_them(tmp_path)
     """Memories written by the previous release have no video profile rows and no entity table:
     reads say so and name `memtools repair`, which derives both from the graph."""
     from memtools.errors import MemoryDamaged
-    from memtools.store.repair import repair
+    from memtools.store.integrity.repair import repair
 
     path = tmp_path / "m"
     with Memory.create(path, TestEmbedder(64)) as memory:
@@ -139,7 +139,7 @@ def test_entity_table_drops_old_versions_after_a_write(tmp_path, monkeypatch):
     then holds every one on disk (2.9 GB for 0.63 GB of rows at 3,000 h)."""
     from datetime import timedelta
 
-    import memtools.store.entity_index as entity_index
+    import memtools.store.tables.entity_index as entity_index
 
     monkeypatch.setattr(entity_index, "KEEP_VERSIONS_FOR", timedelta(0))
     with Memory.create(tmp_path / "m", TestEmbedder(64)) as memory:

@@ -15,7 +15,7 @@ from memtools.cli import main
 from memtools.embed import TestEmbedder
 from memtools.errors import ToolError
 from memtools.store import Memory
-from memtools.store.failures import failed_videos
+from memtools.store.catalog.failures import failed_videos
 from memtools.tools import MemoryTools
 
 pytest.importorskip("langchain_openai")
@@ -118,7 +118,7 @@ def test_a_failed_build_says_why_and_what_to_run_in_info_and_the_tools(tmp_path,
 
 
 def test_a_failure_without_a_record_still_names_the_command_and_a_long_reason_is_cut(tmp_path):
-    from memtools.store.failures import build_failure, record_failure
+    from memtools.store.catalog.failures import build_failure, record_failure
 
     bare = build_failure(tmp_path, "cam1")  # an older memtools, or a fleet worker elsewhere, recorded nothing
     assert bare.advice(tmp_path) == ("its build failed. Fix that, then run `memtools build SOURCE --memory "

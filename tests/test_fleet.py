@@ -14,9 +14,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from build_helpers import dump_memory, scenes_video
-from memtools.build import BuildConfig, build_videos
-from memtools.build.settings import BuildSettings, vlm_from_settings
-from memtools.build.testing import ScriptedPerception
+from memtools.builder import BuildConfig, build_videos
+from memtools.builder.settings import BuildSettings, vlm_from_settings
+from memtools.builder.testing import ScriptedPerception
 from memtools.embed import TestEmbedder
 from memtools.fleet import FleetOptions, build_fleet
 from memtools.fleet.testing import ScriptedEndpoint
@@ -161,7 +161,7 @@ def test_the_cli_builds_a_list_in_process_and_on_ray(ray_runtime, tmp_path, vide
 
     listing = tmp_path / "videos.txt"
     listing.write_text("# the library\n" + "\n".join(str(v) for v in videos[:2]) + "\n", encoding="utf-8")
-    common = ["--vlm", "python:memtools.build.testing:scripted_vlm", "--preset", "short", "--embedder", "test:64"]
+    common = ["--vlm", "python:memtools.builder.testing:scripted_vlm", "--preset", "short", "--embedder", "test:64"]
 
     assert main(["build", "--from-list", str(listing), "--memory", str(tmp_path / "a"), *common]) == 0
     out, err = capsys.readouterr()

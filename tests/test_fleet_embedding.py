@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 from build_helpers import dump_memory, scenes_video
-from memtools.build import BuildConfig
-from memtools.build.bundle import BuildFolder, write_bundle
-from memtools.build.testing import ScriptedPerception
+from memtools.builder import BuildConfig
+from memtools.builder.bundle import BuildFolder, write_bundle
+from memtools.builder.bundle_vectors import BundleVectors, WorkerEmbedder
+from memtools.builder.testing import ScriptedPerception
 from memtools.embed import TestEmbedder
 from memtools.errors import StoreError
 from memtools.fleet.build import LocalExecutor
-from memtools.fleet.embedding import BundleVectors, WorkerEmbedder
 from memtools.perception import FunctionVLM
 from memtools.store import Memory
 from memtools.tools import MemoryTools

@@ -11,15 +11,15 @@ import numpy as np
 import pytest
 
 from build_helpers import dump_memory, scenes_video
-from memtools.build import BuildConfig
-from memtools.build.bundle import BuildFolder, VideoBundle, write_bundle
-from memtools.build.checkpoint import Checkpoints
-from memtools.build.testing import ScriptedPerception
+from memtools.builder import BuildConfig
+from memtools.builder.bundle import BuildFolder, VideoBundle, write_bundle
+from memtools.builder.bundle_vectors import BundleVectors, WorkerEmbedder
+from memtools.builder.checkpoint import Checkpoints
+from memtools.builder.testing import ScriptedPerception
 from memtools.embed import TestEmbedder
 from memtools.errors import ConfigError
 from memtools.fleet import FleetOptions, build_fleet
 from memtools.fleet.build import LocalExecutor
-from memtools.fleet.embedding import BundleVectors, WorkerEmbedder
 from memtools.fleet.testing import ScriptedEndpoint
 from memtools.fleet.writer import GroupLimits, bundle_nodes, group_full, group_size, write_group
 from memtools.ontology import EdgeCategory, SpatialLabel

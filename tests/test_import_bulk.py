@@ -15,7 +15,7 @@ from memtools.cli import main
 from memtools.embed import embedder_from_spec
 from memtools.importers.captions import graphs_from_files
 from memtools.store import Memory
-from memtools.store.integrity import check
+from memtools.store.integrity.checker import check
 from memtools.tools import MemoryTools
 
 ACTIONS = ["chops the onions", "heats the oil in a pan", "adds garlic", "stirs the sauce", "pours water",

@@ -15,7 +15,7 @@ from memtools.importers.caption_checks import NON_FINITE, Caption, CaptionedVide
 from memtools.importers.captions import read_caption_file, read_subtitles
 from memtools.importers.dense_captions import read_dense_captions, scan_dense_captions
 from memtools.store import Memory
-from memtools.store.graph import translate
+from memtools.store.graph.cypher import translate
 
 
 def _import(tmp_path, capsys, *files, extra=()):

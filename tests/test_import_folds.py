@@ -9,7 +9,8 @@ import random
 from memtools.embed.testing import TestEmbedder
 from memtools.importers import bulk
 from memtools.importers.captions import Caption, CaptionedVideo, graph_from_captions
-from memtools.store import Memory, vectors
+from memtools.store import Memory
+from memtools.store.tables import vectors
 from memtools.tools import MemoryTools
 
 WORDS = "man woman dog pan knife onion guitar ball car kitchen chops plays throws pours cuts runs".split()

@@ -148,7 +148,7 @@ def test_the_mcp_server_does_not_import_the_cli():
 
 
 def test_engine_modules_are_found():
-    assert {"memtools.store.graph", "memtools.store.vectors"} <= engine_modules()
+    assert {"memtools.store.graph.cypher", "memtools.store.tables.vectors"} <= engine_modules()
 
 
 def test_front_ends_do_not_touch_the_engines():

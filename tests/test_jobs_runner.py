@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from jobs_support import make_sample_video
-from memtools.build import BuildConfig
-from memtools.build.settings import BuildSettings
-from memtools.build.testing import scripted_vlm
+from memtools.builder import BuildConfig
+from memtools.builder.settings import BuildSettings
+from memtools.builder.testing import scripted_vlm
 from memtools.costs import PriceTable
 from memtools.embed.testing import TestEmbedder
 from memtools.jobs import JobBook, JobLimits, JobRunner, SourcePolicy, SourceRefused

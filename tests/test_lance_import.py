@@ -10,7 +10,7 @@ import sys
 SCRIPT = """
 import sys, tempfile
 import pyarrow as pa
-from memtools.store.lance_import import import_lancedb
+from memtools.store.tables.lance_import import import_lancedb
 
 lancedb = import_lancedb()
 api = "lance_namespace_urllib3_client.api.table_api"
@@ -33,7 +33,7 @@ def test_lancedb_imports_without_the_rest_client_and_the_client_still_loads_on_u
 
 def test_an_already_imported_client_is_left_alone():
     script = ("import lance_namespace_urllib3_client as c, sys\n"
-              "from memtools.store.lance_import import import_lancedb\n"
+              "from memtools.store.tables.lance_import import import_lancedb\n"
               "import_lancedb()\n"
               "assert sys.modules['lance_namespace_urllib3_client'] is c and hasattr(c, 'ApiClient')\n"
               "print('ok')")

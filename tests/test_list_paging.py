@@ -10,7 +10,7 @@ from memtools.cli import main
 from memtools.embed.testing import TestEmbedder
 from memtools.errors import ToolError
 from memtools.store import Memory
-from memtools.store.manifest import VideoEntry, read_manifest, write_manifest
+from memtools.store.catalog.manifest import VideoEntry, read_manifest, write_manifest
 from memtools.tools import TOOL_SPECS, MemoryTools
 
 N = 436  # the library of the issue: list_videos showed 158 and cut the rest with no way to page

@@ -2,7 +2,7 @@
 
 Chunk folders are the followed source in the end-to-end tests (chunks renamed into place, as a
 segmenter or camera writes them; see ``live_support``); a growing raw-MJPEG file covers the
-growing-file source. Perception is the scripted fake (``memtools.build.testing``) behind a
+growing-file source. Perception is the scripted fake (``memtools.builder.testing``) behind a
 backend module the test writes, as in ``test_build_resume``.
 """
 
@@ -23,17 +23,17 @@ from mcp import StdioServerParameters
 from build_helpers import dump_memory
 from live_support import command, env, follow_args, setup, write_chunk
 from mcp_support import BUSY, Client, mcp_command
-from memtools.build.config import BuildConfig
-from memtools.build.follow_source import CaptureSource, ChunkFolder, Grid, open_source
-from memtools.build.frame_tiers import StoredFrame, Tier, TierPolicy, plan, simulate
-from memtools.build.live import afollow
-from memtools.build.testing import scripted_vlm
+from memtools.builder.config import BuildConfig
+from memtools.builder.follow_source import CaptureSource, ChunkFolder, Grid, open_source
+from memtools.builder.frame_tiers import StoredFrame, Tier, TierPolicy, plan, simulate
+from memtools.builder.live import afollow
+from memtools.builder.testing import scripted_vlm
 from memtools.cli import main
 from memtools.embed import TestEmbedder
 from memtools.embed.images import TestImageEmbedder
 from memtools.errors import ConfigError
 from memtools.store import Memory
-from memtools.store.integrity import check
+from memtools.store.integrity.checker import check
 from memtools.tools import MemoryTools
 from memtools.video import KeyframeConfig
 from synthetic_video import scene, stamp
@@ -127,7 +127,7 @@ def test_a_missing_source_says_what_to_pass(tmp_path):
 def _ready(memory: Path, video_id: str) -> bool:
     """Whether the memory lists the video as ready (read as any reader would, beside the writer)."""
     from memtools.errors import MemtoolsError
-    from memtools.store.manifest import read_manifest
+    from memtools.store.catalog.manifest import read_manifest
 
     try:
         entry = read_manifest(memory).videos.get(video_id)
@@ -304,7 +304,7 @@ async def test_thinning_keeps_graph_table_and_files_consistent(tmp_path):
 def test_follow_refuses_bad_arguments_with_a_fix(tmp_path, capsys, extra, message):
     (tmp_path / "chunks").mkdir()
     args = ["build", "--follow", str(tmp_path / "chunks"), "--memory", str(tmp_path / "memory"), "--vlm",
-            "python:memtools.build.testing:scripted_vlm", "--embedder", "test:64", *extra]
+            "python:memtools.builder.testing:scripted_vlm", "--embedder", "test:64", *extra]
     assert main(args) == 1
     assert message in capsys.readouterr().err
     assert not (tmp_path / "memory" / "work").exists()  # refused before anything was written

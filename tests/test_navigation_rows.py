@@ -1,4 +1,4 @@
-"""Navigation rows (``store/graph_rows.py``): the per-video outline and per-node edge rows give
+"""Navigation rows (``store/graph/rows.py``): the per-video outline and per-node edge rows give
 exactly what the graph queries give, are replaced with their video, and ``memtools check`` /
 ``memtools repair`` count and rebuild them (a memory written before them keeps answering)."""
 
@@ -9,8 +9,8 @@ from memtools.cli import main
 from memtools.embed.testing import TestEmbedder
 from memtools.schema import Edge, EdgeCategory, Keyframe, VideoGraph, keyframe_id
 from memtools.store import Memory
-from memtools.store.graph_rows import DERIVED, EDGES, OUTLINE
-from memtools.store.integrity import check
+from memtools.store.graph.rows import DERIVED, EDGES, OUTLINE
+from memtools.store.integrity.checker import check
 from memtools.testing import kitchen_graph, with_speech
 from memtools.tools import MemoryTools
 

@@ -12,8 +12,8 @@ import pytest
 from memtools.cli import main
 from memtools.embed import TestEmbedder
 from memtools.errors import ConfigError, MemoryDamaged, StoreError
+from memtools.mcp.replica_serving import ReplicaTools
 from memtools.replica import publish
-from memtools.replica.serving import ReplicaTools
 from memtools.store import Memory
 from memtools.testing import kitchen_graph
 from replica_support import bucket_fixture, keys, s3_endpoint_fixture  # noqa: F401 - fixtures

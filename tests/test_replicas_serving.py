@@ -15,7 +15,7 @@ from mcp import StdioServerParameters
 from mcp.types import ImageContent
 
 from mcp_support import Client, http_server, jpeg, make_memory, mcp_command
-from memtools.replica.serving import ReplicaTools
+from memtools.mcp.replica_serving import ReplicaTools
 from replica_support import boto3, caption_file, keys, s3_endpoint_fixture, subprocess_env  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.slow

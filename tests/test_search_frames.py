@@ -16,7 +16,7 @@ from memtools.langchain import as_langchain_tools
 from memtools.mcp import build_server
 from memtools.mcp.adapter import FrameMatchesOut
 from memtools.store import Memory
-from memtools.store.graph import KuzuGraph
+from memtools.store.graph.cypher import KuzuGraph
 from memtools.tools import TOOL_SPECS, MemoryTools
 from memtools.tools.frames_search import FrameMatches
 from visual_support import colour_jpeg, coloured_graph, tiny_clip_folder
@@ -163,7 +163,7 @@ def test_memtools_build_with_an_image_embedder_makes_frames_searchable(tmp_path,
 
     video = scenes_video(tmp_path / "clip.mp4", seconds=40)
     memory = tmp_path / "memory"
-    assert main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.build.testing:scripted_vlm",
+    assert main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.builder.testing:scripted_vlm",
                  "--embedder", "test:64", "--image-embedder", "test", "--preset", "short", "--window-sec", "40",
                  "--quiet"]) == 0
     capsys.readouterr()
@@ -182,8 +182,8 @@ def test_memtools_build_with_an_image_embedder_makes_frames_searchable(tmp_path,
 def test_check_finds_lost_keyframe_vectors_and_repair_embeds_them_again(tmp_path):
     import shutil
 
-    from memtools.store import integrity
-    from memtools.store.repair import repair
+    from memtools.store.integrity import checker as integrity
+    from memtools.store.integrity.repair import repair
 
     path = tmp_path / "memory"
     with Memory.create(path, TestEmbedder(64), image_embedder=TestImageEmbedder()) as memory:

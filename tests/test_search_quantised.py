@@ -1,5 +1,5 @@
 """Held search rows keep int8 vectors and re-score exactly every row that can reach the top
-``limit`` (``memtools.store.resident_quant``): the error bound holds, and the rows and their
+``limit`` (``memtools.store.tables.resident_quant``): the error bound holds, and the rows and their
 order equal an exact float32 search over every row, with and without filters (issue 24). A small
 table keeps its float32 vectors in memory and scores every row exactly: both ways are tested."""
 
@@ -14,11 +14,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from memtools.store import resident_quant
 from memtools.store.base import SearchFilter, SearchQuery
-from memtools.store.resident import ResidentRows, held_bytes, row_bytes
-from memtools.store.resident_quant import HEAD, ExactVectors, RowFile, candidates, quantise
-from memtools.store.vectors import LanceIndex
+from memtools.store.tables import resident_quant
+from memtools.store.tables.resident import ResidentRows, held_bytes, row_bytes
+from memtools.store.tables.resident_quant import HEAD, ExactVectors, RowFile, candidates, quantise
+from memtools.store.tables.vectors import LanceIndex
 from test_search_resident import DIM, make
 
 

@@ -11,7 +11,7 @@ import pytest
 from memtools.retrieval import ranking
 from memtools.retrieval.ranking import RANKED_DEPTH, rank_moments
 from memtools.store.base import HitColumns
-from memtools.store.vectors import Hit
+from memtools.store.tables.vectors import Hit
 from memtools.tools.search import SearchConfig
 
 KINDS = ("entity", "event", "ocr", "speech", "macro", "super")

@@ -1,4 +1,4 @@
-"""Vector queries answered from the rows held in memory (``memtools.store.resident``) equal what
+"""Vector queries answered from the rows held in memory (``memtools.store.tables.resident``) equal what
 lance answers itself (issue 10: search at 1,000 h): the same rows, the same scores, for every
 filter, with and without the ANN index; a write is seen by the next search; a table over the
 budget is searched by lance."""
@@ -15,10 +15,11 @@ import pytest
 from memtools.embed.testing import TestEmbedder
 from memtools.errors import ConfigError
 from memtools.importers.captions import Caption, CaptionedVideo, graph_from_captions
-from memtools.store import Memory, resident_search, vectors
+from memtools.store import Memory
 from memtools.store.base import SearchFilter, SearchQuery
-from memtools.store.resident import budget_bytes
-from memtools.store.vectors import LanceIndex
+from memtools.store.tables import resident_search, vectors
+from memtools.store.tables.resident import budget_bytes
+from memtools.store.tables.vectors import LanceIndex
 from memtools.tools import MemoryTools
 
 WORDS = ("man woman dog cat pan knife onion carrot guitar ball car street kitchen table bowl flour "
@@ -204,9 +205,10 @@ def test_an_emptied_table_is_held_too(tmp_path, monkeypatch):
 CHILD = """
 import sys, time
 from memtools.embed.testing import TestEmbedder
-from memtools.store import resident, resident_search
+from memtools.store.tables import resident
+from memtools.store.tables import resident_search
 from memtools.store.base import SearchQuery
-from memtools.store.vectors import LanceIndex
+from memtools.store.tables.vectors import LanceIndex
 
 resident_search.HOLD_AT_ONCE_BYTES = 0
 read = resident.ResidentRows.read

@@ -7,7 +7,7 @@ from __future__ import annotations
 from memtools.embed.testing import TestEmbedder
 from memtools.importers.captions import Caption, CaptionedVideo, graph_from_captions
 from memtools.store import Memory
-from memtools.store.manifest import VideoView
+from memtools.store.catalog.manifest import VideoView
 from memtools.tools import MemoryTools
 
 

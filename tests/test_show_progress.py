@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from memtools.build import TextProgress
-from memtools.build.progress import Progress
+from memtools.builder import TextProgress
+from memtools.builder.progress import Progress
 
 
 def _run(sink) -> None:

@@ -147,7 +147,7 @@ def test_a_deleted_video_takes_its_voices_along(tmp_path):
     from memtools.embed import TestEmbedder
     from memtools.speech.speakers import Voice
     from memtools.store import Memory
-    from memtools.store.voices import load_voices, save_voices
+    from memtools.store.tables.voices import load_voices, save_voices
     from memtools.testing import kitchen_graph
 
     with Memory.create(tmp_path / "m", TestEmbedder(16)) as memory:
@@ -177,8 +177,8 @@ class _PitchVoices:
 
 async def test_the_speaker_stage_labels_from_the_audio_and_resumes_from_its_checkpoint(tmp_path):
     from audio_video import tone, write_av_video
-    from memtools.build.checkpoint import Checkpoints
-    from memtools.build.speakers import label_speakers
+    from memtools.builder.checkpoint import Checkpoints
+    from memtools.builder.speakers import label_speakers
 
     low, high, hush = tone(2.0, 220, 16000), tone(2.0, 1500, 16000), np.zeros(16000, np.float32)
     audio = np.concatenate([low, hush, high, hush, low, hush, high])  # turns at 0, 3, 6, 9 s

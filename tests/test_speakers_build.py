@@ -12,8 +12,8 @@ import pytest
 
 from audio_video import write_av_video
 from build_helpers import dump_memory
-from memtools.build import BuildConfig, build_video
-from memtools.build.testing import ScriptedPerception
+from memtools.builder import BuildConfig, build_video
+from memtools.builder.testing import ScriptedPerception
 from memtools.cli import main
 from memtools.embed import TestEmbedder
 from memtools.perception import FunctionVLM
@@ -22,7 +22,7 @@ from memtools.speech.synthetic import RATE, conversation, espeak_available
 from memtools.speech.voice import VoiceEncoder
 from memtools.speech.voice_weights import available
 from memtools.store import Memory
-from memtools.store.voices import load_voices
+from memtools.store.tables.voices import load_voices
 from memtools.tools import MemoryTools
 
 pytestmark = [pytest.mark.skipif(not available(), reason="needs pip install --no-deps resemblyzer"),

@@ -98,12 +98,12 @@ def test_speakers_on_without_the_weights_fail_clearly_before_the_memory_is_touch
     srt = tmp_path / "talk.srt"
     srt.write_text("1\n00:00:01,000 --> 00:00:03,000\nHello.\n")
     memory = tmp_path / "memory"
-    code = main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.build.testing:scripted_vlm",
+    code = main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.builder.testing:scripted_vlm",
                  "--embedder", "test:64", "--preset", "short", "-q", "--subtitles", str(srt), "--speakers", "on"])
     assert code == 1 and "pip install --no-deps resemblyzer" in capsys.readouterr().err
     assert not memory.exists()
     # auto without the weights builds as before, without speakers
-    assert main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.build.testing:scripted_vlm",
+    assert main(["build", str(video), "--memory", str(memory), "--vlm", "python:memtools.builder.testing:scripted_vlm",
                  "--embedder", "test:64", "--preset", "short", "-q", "--subtitles", str(srt)]) == 0
     assert main(["repair", "--speakers", "--memory", str(memory)]) == 1
     assert "pip install --no-deps resemblyzer" in capsys.readouterr().err

@@ -22,8 +22,8 @@ BUILD = textwrap.dedent('''
     import sys
     import time
 
-    from memtools.build import BuildConfig, build_video
-    from memtools.build.testing import scripted_vlm
+    from memtools.builder import BuildConfig, build_video
+    from memtools.builder.testing import scripted_vlm
     from memtools.embed import TestEmbedder
     from memtools.speech import FunctionRecognizer, Utterance
     from memtools.store import Memory
@@ -76,7 +76,7 @@ def test_kill_9_during_recognition_then_the_rerun_recognises_only_unfinished_chu
     folder = memory / "work" / "talk" / "speech"
     finished = {f"{json.loads(p.read_text())[0]['t_start'] - 2:.0f}" for p in folder.glob("chunk_*.json")}
     assert 0 < len(finished) < len(all_chunks)
-    from memtools.store.manifest import read_manifest
+    from memtools.store.catalog.manifest import read_manifest
 
     listed = read_manifest(memory).videos
     assert not (memory / "vectors").exists() or "talk" not in listed or listed["talk"].status != "ready"

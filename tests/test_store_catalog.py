@@ -1,4 +1,4 @@
-"""``videos.sqlite``: the per-video catalog behind ``Manifest.videos`` (memtools.store.video_catalog).
+"""``videos.sqlite``: the per-video catalog behind ``Manifest.videos`` (memtools.store.catalog.videos).
 
 The manifest keeps library-level fields only; the entries live in SQLite, read as of the manifest's
 generation; a memory made before the catalog (its memtools.json lists the videos) is read as it is and
@@ -23,9 +23,9 @@ from memtools.embed.testing import TestEmbedder
 from memtools.errors import IncompatibleMemory, MemoryDamaged
 from memtools.schema import SCHEMA_VERSION
 from memtools.store import Memory
-from memtools.store import manifest as manifest_module
-from memtools.store.manifest import LEGACY_SCHEMA, VideoEntry, VideoView, read_manifest
-from memtools.store.video_catalog import CATALOG, VideoCatalog
+from memtools.store.catalog import manifest as manifest_module
+from memtools.store.catalog.manifest import LEGACY_SCHEMA, VideoEntry, VideoView, read_manifest
+from memtools.store.catalog.videos import CATALOG, VideoCatalog
 from memtools.testing import kitchen_graph
 from memtools.tools import MemoryTools
 
@@ -151,7 +151,7 @@ def test_a_write_batch_never_reads_every_video(memory_path, monkeypatch):
     def every(*_args, **_kwargs):
         raise AssertionError("a write read the entry of every video")
 
-    from memtools.store.graph import KuzuGraph
+    from memtools.store.graph.cypher import KuzuGraph
 
     for name in ("items", "ids", "count", "recount"):
         monkeypatch.setattr(VideoCatalog, name, every)

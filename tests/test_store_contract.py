@@ -13,8 +13,8 @@ import memtools.store
 from memtools.errors import ConfigError
 from memtools.store.base import GraphReads, SearchFilter, SearchQuery
 from memtools.store.engines import GRAPH_ENGINES, graph_engine
-from memtools.store.graph import KuzuGraph
-from memtools.store.vectors import filter_where
+from memtools.store.graph.cypher import KuzuGraph
+from memtools.store.tables.vectors import filter_where
 
 
 def test_store_exports_the_contract():

@@ -8,8 +8,8 @@ from memtools.cli import main
 from memtools.embed import TestEmbedder
 from memtools.errors import ConfigError
 from memtools.store import Memory
-from memtools.store.integrity import check
-from memtools.store.repair import repair
+from memtools.store.integrity.checker import check
+from memtools.store.integrity.repair import repair
 from memtools.testing import kitchen_graph
 from memtools.tools import MemoryTools
 

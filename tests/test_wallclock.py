@@ -27,7 +27,7 @@ from memtools.wallclock import (
 )
 
 ENGINES = ["kuzu", "ladybug"]
-SCRIPTED = "python:memtools.build.testing:scripted_vlm"
+SCRIPTED = "python:memtools.builder.testing:scripted_vlm"
 PLUS_ONE = timezone(timedelta(hours=1))
 CLI = "import sys; from memtools.cli import main; sys.exit(main(sys.argv[1:]))"
 

@@ -26,8 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from memtools.build import BuildConfig, build_video
-from memtools.build.prompts import AGGREGATE_SYSTEM, EXTRACT_SYSTEM, SEGMENT_SYSTEM
+from memtools.builder import BuildConfig, build_video
+from memtools.builder.prompts import AGGREGATE_SYSTEM, EXTRACT_SYSTEM, SEGMENT_SYSTEM
 from memtools.embed import TestEmbedder
 from memtools.perception import FunctionVLM, PerceptionRequest, RecordingVLM
 from memtools.speech.whisper import WhisperRecognizer

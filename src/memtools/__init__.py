@@ -6,7 +6,7 @@
 
 Front ends live in submodules so importing memtools stays light: ``memtools.agent`` (the ORA
 loop in LangGraph), ``memtools.langchain`` (LangChain tools), ``memtools.mcp`` (the MCP
-server), ``memtools.build`` (video -> memory) and ``memtools.importers`` (captions, MEMDREAMER).
+server), ``memtools.builder`` (video -> memory) and ``memtools.importers`` (captions, MEMDREAMER).
 """
 
 from memtools.errors import MemtoolsError, ToolError

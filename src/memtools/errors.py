@@ -31,8 +31,8 @@ Third-party exceptions (kuzu, lance, cv2, httpx) are translated where they are c
 chained with ``raise ... from exc``; they never leak out of memtools. The message says in plain
 words what failed and the command that helps (``memtools check`` / ``memtools repair``); the
 engine's own text (lance's Rust paths, kuzu's "Reading past the end of the file") goes to the
-debug log (``logging``), never into the message: ``memtools.store.graph.translate`` for the graph,
-``memtools.store.guarded_index.GuardedIndex`` and ``memtools.store.problems.unreadable`` for lance.
+debug log (``logging``), never into the message: ``memtools.store.graph.cypher.translate`` for the graph,
+``memtools.store.integrity.guarded_index.GuardedIndex`` and ``memtools.store.problems.unreadable`` for lance.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ def add_memory_arg(p: argparse.ArgumentParser, required: bool = True, *, publish
     """``--memory DIR`` on a subcommand. It may also come before the subcommand (``memtools --memory DIR
     info``) or from ``$MEMTOOLS_MEMORY``; ``resolve_memory`` checks, after parsing, that one was given.
     ``published``: ``s3://bucket/prefix`` (a memory published with ``memtools publish``) is accepted too."""
-    from memtools.cli.arg_types import folder, folder_or_uri  # here, not at the top: memtools.cli imports this
+    from memtools.arg_types import folder, folder_or_uri  # here, not at the top: memtools.cli imports this
 
     if published:
         p.add_argument("--memory", "-m", type=folder_or_uri, default=argparse.SUPPRESS, metavar="DIR|s3://...",
@@ -68,7 +68,7 @@ def _env(name: str, default: str) -> str:
 def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     """The options ``memtools serve`` and ``memtools-mcp`` share (``$MEMTOOLS_TRANSPORT``, ``$MEMTOOLS_HOST`` and
     ``$MEMTOOLS_PORT`` give defaults for the first three)."""
-    from memtools.cli.arg_types import folder, positive_seconds
+    from memtools.arg_types import folder, positive_seconds
 
     add_memory_arg(p, published=True)
     transport = _env(TRANSPORT_ENV, "stdio")

@@ -16,9 +16,9 @@ Vision-language models (perception)
     ``block_model_requests()``     a context manager: any real model request inside raises.
 Construction (build)
     ``ScriptedPerception()``       answers the segment / extract / aggregate prompts like a
-                                   well-behaved model, deterministically (``memtools.build.testing``).
+                                   well-behaved model, deterministically (``memtools.builder.testing``).
     ``scripted_vlm()``             a ``FunctionVLM`` over ``ScriptedPerception`` (``memtools build
-                                   --vlm python:memtools.build.testing:scripted_vlm`` dry-runs a build).
+                                   --vlm python:memtools.builder.testing:scripted_vlm`` dry-runs a build).
     ``ScriptedEndpoint()``         a picklable ``ScriptedPerception`` endpoint for Ray fleet runs, with
                                    latency, a call log and a worker that dies on cue (``memtools.fleet.testing``).
 Chat models (the ORA loop)
@@ -67,7 +67,7 @@ from memtools.schema import (
 
 if TYPE_CHECKING:
     from memtools.agent.testing import FunctionChatModel, ScriptedChatModel, text_reply, tool_call
-    from memtools.build.testing import ScriptedPerception, scripted_vlm
+    from memtools.builder.testing import ScriptedPerception, scripted_vlm
     from memtools.embed.images import TestImageEmbedder
     from memtools.embed.testing import TestEmbedder
     from memtools.fleet.testing import ScriptedEndpoint
@@ -81,8 +81,8 @@ FAKES = {
     "FunctionVLM": "memtools.perception.testing",
     "ReplayVLM": "memtools.perception.replay",
     "block_model_requests": "memtools.perception.testing",
-    "ScriptedPerception": "memtools.build.testing",
-    "scripted_vlm": "memtools.build.testing",
+    "ScriptedPerception": "memtools.builder.testing",
+    "scripted_vlm": "memtools.builder.testing",
     "ScriptedEndpoint": "memtools.fleet.testing",
     "ScriptedChatModel": "memtools.agent.testing",
     "FunctionChatModel": "memtools.agent.testing",

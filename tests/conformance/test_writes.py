@@ -17,7 +17,7 @@ from memtools.embed.testing import TestEmbedder
 from memtools.errors import MemoryBusy, StoreError, ToolBusy
 from memtools.store import Memory
 from memtools.store.engines import GRAPH_ENGINES
-from memtools.store.graph import KuzuGraph
+from memtools.store.graph.cypher import KuzuGraph
 from memtools.testing import kitchen_graph
 from memtools.tools import MemoryTools
 
@@ -239,10 +239,10 @@ def test_import_captions_makes_a_memory_of_the_chosen_engine(tmp_path, engine, c
 
 def test_the_next_write_finishes_a_committed_replacement_and_delete(fresh, monkeypatch):
     """A write that dies after its graph commit (here: the manifest cannot be written) leaves its
-    journal; the next writer rolls it forward on either engine (memtools.store.recovery)."""
-    import memtools.store.writes as writes
-    from memtools.store.manifest import read_manifest
-    from memtools.store.recovery import JOURNAL
+    journal; the next writer rolls it forward on either engine (memtools.store.writes.recovery)."""
+    import memtools.store.writes.batch as writes
+    from memtools.store.catalog.manifest import read_manifest
+    from memtools.store.writes.recovery import JOURNAL
 
     def full(*_args, **_kwargs):
         raise OSError(28, "No space left on device")

@@ -32,7 +32,7 @@ def describe(memory: str) -> dict:
     ids held twice (``duplicates``: must be empty)."""
     from memtools.schema import NodeKind
     from memtools.store import Memory
-    from memtools.store.manifest import read_manifest
+    from memtools.store.catalog.manifest import read_manifest
     from memtools.tools import MemoryTools
     from memtools.tools.search import SearchConfig
 

@@ -33,7 +33,7 @@ def videos(folder: Path) -> None:
 
 
 def config():
-    from memtools.build import BuildConfig
+    from memtools.builder import BuildConfig
 
     return BuildConfig.short().model_copy(update={"window_sec": 30.0, "frames_per_window": 6,
                                                   "frames_per_macro": 2, "concurrency": 2})
@@ -47,8 +47,8 @@ def _open(memory: str, engine: str | None = None):
 
 
 def build(memory: str, video: str, engine: str | None = None) -> None:
-    from memtools.build import build_video
-    from memtools.build.testing import scripted_vlm
+    from memtools.builder import build_video
+    from memtools.builder.testing import scripted_vlm
 
     with _open(memory, engine) as mem:
         build_video(mem, scripted_vlm(episode_sec=10), video, video_id=VIDEO, config=config())
@@ -67,9 +67,9 @@ def describe(memory: str) -> dict:
     """Each part of the video "clip" (graph, lance rows, manifest, frame files), for comparison
     with the old and the new version; the next writer recovers a killed write first."""
     from memtools.schema import NodeKind
-    from memtools.store.frame_files import image_damage
-    from memtools.store.frame_swap import SWAP
-    from memtools.store.manifest import read_manifest
+    from memtools.store.catalog.manifest import read_manifest
+    from memtools.store.integrity.frame_files import image_damage
+    from memtools.store.writes.frame_swap import SWAP
 
     root = Path(memory)
     with _open(memory) as mem:

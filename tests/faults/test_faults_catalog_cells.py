@@ -18,8 +18,8 @@ from fault_helpers import EMBEDDER, VIDEOS, check, cli, mem, searchable, templat
 
 from memtools.errors import MemoryDamaged
 from memtools.store import Memory
-from memtools.store.manifest import read_manifest
-from memtools.store.video_catalog import CATALOG
+from memtools.store.catalog.manifest import read_manifest
+from memtools.store.catalog.videos import CATALOG
 from memtools.testing import kitchen_graph
 from memtools.tools import MemoryTools
 

@@ -20,8 +20,8 @@ import pytest
 from fault_helpers import EMBEDDER, check, cli, mem, searchable, template  # noqa: F401 - fixtures
 
 from memtools.store import Memory
-from memtools.store.graph import KuzuGraph
-from memtools.store.manifest import read_manifest
+from memtools.store.catalog.manifest import read_manifest
+from memtools.store.graph.cypher import KuzuGraph
 from memtools.testing import kitchen_graph
 
 SRC = Path(__file__).resolve().parents[2] / "src"

@@ -21,7 +21,7 @@ from memtools.embed.testing import TestEmbedder
 from memtools.errors import EmbeddingError, StoreError, ToolError
 from memtools.schema import Keyframe, keyframe_id
 from memtools.store import Memory
-from memtools.store.manifest import read_manifest, write_manifest
+from memtools.store.catalog.manifest import read_manifest, write_manifest
 from memtools.testing import kitchen_graph
 from memtools.tools import MemoryTools
 
@@ -192,7 +192,7 @@ def test_a_repair_that_fails_puts_the_memory_back_as_it_was(mem, capsys, damage)
         with Memory.open(mem, EMBEDDER) as memory:
             memory.vectors_unchecked.nodes().delete("id = 'k2/macro_0001'")
     before, report = tree(mem), check(mem, capsys)
-    from memtools.store.repair import repair
+    from memtools.store.integrity.repair import repair
 
     with Memory.open(mem, FailingEmbedder(64)) as memory, \
             pytest.raises(StoreError, match="could not finish and put the memory back as it was") as caught:

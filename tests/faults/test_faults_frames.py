@@ -161,8 +161,8 @@ def test_a_rebuild_killed_anywhere_leaves_the_old_or_the_new_video_whole(engine,
 
 
 def test_a_rebuild_whose_model_fails_leaves_the_old_video_whole(tmp_path):
-    from memtools.build import build_video
-    from memtools.build.testing import ScriptedPerception
+    from memtools.builder import build_video
+    from memtools.builder.testing import ScriptedPerception
     from memtools.errors import PerceptionError
     from memtools.perception import FunctionVLM
 
@@ -190,8 +190,8 @@ def test_a_rebuild_whose_model_fails_leaves_the_old_video_whole(tmp_path):
 
 async def test_following_a_stream_into_an_existing_video_replaces_it_whole_at_the_first_landing(tmp_path):
     from live_support import write_chunk
-    from memtools.build.live import afollow
-    from memtools.build.testing import scripted_vlm
+    from memtools.builder.live import afollow
+    from memtools.builder.testing import scripted_vlm
     from memtools.errors import PerceptionError
     from memtools.perception import FunctionVLM
 
@@ -235,7 +235,7 @@ def test_a_killed_memdreamer_reimport_leaves_the_old_or_the_new_frames(point, tm
     from memtools.embed import TestEmbedder
     from memtools.memdreamer import import_memdreamer
     from memtools.store import Memory
-    from memtools.store.integrity import check
+    from memtools.store.integrity.checker import check
     from test_import_memdreamer import LV, _jpeg, write_lecture
 
     release = tmp_path / "release"
@@ -271,8 +271,8 @@ def test_a_killed_memdreamer_reimport_leaves_the_old_or_the_new_frames(point, tm
 
 def test_leftovers_of_a_swap_are_no_damage_and_the_next_writer_removes_them(mem):
     from memtools.store import Memory
-    from memtools.store.frame_swap import SWAP
-    from memtools.store.integrity import check
+    from memtools.store.integrity.checker import check
+    from memtools.store.writes.frame_swap import SWAP
 
     held = mem / SWAP / "0123abcd" / "old" / "kitchen"  # a write killed after it finished (no journal)
     held.mkdir(parents=True)
@@ -289,8 +289,8 @@ def test_leftovers_of_a_swap_are_no_damage_and_the_next_writer_removes_them(mem)
 
 
 async def test_a_fleet_bundle_built_elsewhere_replaces_the_video_frames_included(tmp_path):
-    from memtools.build.bundle import BuildFolder, aperceive_video, write_bundle
-    from memtools.build.testing import scripted_vlm
+    from memtools.builder.bundle import BuildFolder, aperceive_video, write_bundle
+    from memtools.builder.testing import scripted_vlm
 
     frames_driver.videos(tmp_path)
     memory = str(tmp_path / "memory")

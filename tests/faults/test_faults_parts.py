@@ -162,7 +162,7 @@ def test_memory_under_a_file_is_one_line(tmp_path):
 
 
 def test_rows_and_manifest_drift_are_found_per_video_and_repaired(mem, capsys):
-    from memtools.store.manifest import read_manifest, write_manifest
+    from memtools.store.catalog.manifest import read_manifest, write_manifest
 
     with Memory.open(mem, EMBEDDER) as memory:
         memory.vectors_unchecked.nodes().delete("id = 'k2/macro_0001'")
@@ -195,7 +195,7 @@ def test_check_reports_missing_keyframe_files_it_cannot_rebuild(tmp_path, capsys
     code, out = check(path, capsys)
     assert code == 1 and "kitchen: 1 keyframe image(s) missing, e.g. frames/kitchen/kf_0003.jpg" in out
     assert "inspect_frames falls back to the source video" in out
-    from memtools.store.manifest import read_manifest
+    from memtools.store.catalog.manifest import read_manifest
 
     assert read_manifest(path).videos["kitchen"].status == "ready"
 
@@ -224,7 +224,7 @@ def test_lost_full_text_index_is_rebuilt(mem, capsys):
 
 
 def test_embedder_dimension_disagreeing_with_the_vectors_is_reported(mem, capsys):
-    from memtools.store.manifest import read_manifest, write_manifest
+    from memtools.store.catalog.manifest import read_manifest, write_manifest
 
     manifest = read_manifest(mem)
     manifest.embedder.dim = 32

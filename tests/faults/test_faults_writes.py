@@ -13,7 +13,7 @@ from fault_helpers import EMBEDDER, check, cli, mem, run_python, searchable, tem
 
 from memtools.errors import MemoryDamaged, StoreError
 from memtools.store import Memory
-from memtools.store.manifest import read_manifest
+from memtools.store.catalog.manifest import read_manifest
 from memtools.testing import kitchen_graph
 from memtools.tools import MemoryTools
 
@@ -62,7 +62,7 @@ def test_disk_full_while_the_graph_copies(mem, capsys, monkeypatch, video_id):
 
 
 def test_disk_full_when_the_manifest_is_written(mem, capsys, monkeypatch):
-    import memtools.store.writes as memory_module  # the write path of Memory
+    import memtools.store.writes.batch as memory_module  # the write path of Memory
 
     monkeypatch.setattr(memory_module, "write_manifest", _enospc)
     with Memory.open(mem, EMBEDDER) as memory, pytest.raises(OSError, match="No space left"):
@@ -78,7 +78,7 @@ def test_disk_full_when_the_manifest_is_written(mem, capsys, monkeypatch):
 
 
 def test_the_next_write_finishes_a_write_whose_manifest_failed(mem, capsys, monkeypatch):
-    import memtools.store.writes as memory_module
+    import memtools.store.writes.batch as memory_module
 
     monkeypatch.setattr(memory_module, "write_manifest", _enospc)
     with Memory.open(mem, EMBEDDER) as memory, pytest.raises(OSError, match="No space left"):
@@ -110,7 +110,9 @@ WRITER = textwrap.dedent("""
     import os, signal, sys, tempfile
     from memtools.embed.testing import TestEmbedder
     from memtools.store import Memory
-    from memtools.store import graph, recovery, writes as memory_module
+    from memtools.store.graph import cypher as graph
+    from memtools.store.writes import recovery
+    from memtools.store.writes import batch as memory_module
     from memtools.testing import kitchen_graph
 
     path, phase, video_id = sys.argv[1:4]

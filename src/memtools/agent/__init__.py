@@ -10,11 +10,11 @@ they read the tools, model and settings from ``runtime.context`` (``ORAContext``
 """
 
 from memtools.agent.graph import build_ora_graph, ora_state_graph
-from memtools.agent.models import chat_model_from_spec
 from memtools.agent.nodes import act, answer, observe, reason, route_after_observe, route_after_reason
 from memtools.agent.parsing import ReplyError, split_options
 from memtools.agent.state import Clue, Exploration, ORAContext, ORAInput, ORAOutput, ORAState, ToolCall
 from memtools.agent.trajectory import format_trace, trajectory
+from memtools.chat_models import chat_model_from_spec
 
 __all__ = [
     "Clue", "Exploration", "ORAContext", "ORAInput", "ORAOutput", "ORAState", "ReplyError", "ToolCall", "act",

@@ -39,7 +39,7 @@ def graph_from_env(environ: Mapping[str, str] | None = None):
     with _lock:
         if key not in _cache:
             from memtools.agent.graph import build_ora_graph
-            from memtools.agent.models import chat_model_from_spec
+            from memtools.chat_models import chat_model_from_spec
             from memtools.store import Memory
 
             model = chat_model_from_spec(env["MEMTOOLS_MODEL"], base_url=env.get("MEMTOOLS_BASE_URL") or None,

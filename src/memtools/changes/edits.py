@@ -6,7 +6,7 @@
   its timeline shows it), or the first one for a note about the whole video (spanning the
   video). It is embedded and found by ``search_nodes`` like any event, and every result shows it as the user's.
 - **Entities.** The graph holds *mentions* (``<macro>/ent_002``) that the write groups into canonical
-  entities (``<video>/entity_003``, ``memtools.store.entities``). A rename names every mention of the
+  entities (``<video>/entity_003``, ``memtools.store.tables.entities``). A rename names every mention of the
   entity; a merge joins a mention of each with ``IS_SAME_AS`` (the grouping always honours it); a
   split cuts ``IS_SAME_AS`` edges between the parts and gives each part its own ``identity``
   attribute, so neither the name nor the look of the mentions joins them again.

@@ -14,7 +14,7 @@ import logging
 import os
 import sys
 
-from memtools.cli.arg_types import Parser, folder_or_uri
+from memtools.arg_types import Parser, folder_or_uri
 from memtools.cli.common import MEMORY_ENV, chosen_parser, resolve_memory
 from memtools.errors import MemtoolsError, ToolError
 
@@ -33,7 +33,7 @@ def _version() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    root = Parser(  # reads --video-id -ErPSunMfcs as a value, suggests near flags (cli/arg_types.py)
+    root = Parser(  # reads --video-id -ErPSunMfcs as a value, suggests near flags (arg_types.py)
         prog="memtools",
         description="Long-term graph memory of videos for LLM agents: build it, inspect it, serve it as tools.",
     )

@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     question, options = args.question, dict(args.option)
     if not options:
         question, options = split_options(question)
-    from memtools.agent.models import reaching_model
+    from memtools.chat_models import reaching_model
 
     with open_memory(args.memory) as memory:
         graph = build_graph(args, memory)

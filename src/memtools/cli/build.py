@@ -77,9 +77,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memtools.build import TextProgress, abuild_videos
-    from memtools.build.budget import BudgetExceeded, spending_limit
-    from memtools.build.settings import resolve_settings, vlm_from_settings
+    from memtools.builder import TextProgress, abuild_videos
+    from memtools.builder.budget import BudgetExceeded, spending_limit
+    from memtools.builder.settings import resolve_settings, vlm_from_settings
     from memtools.cli.costs import budget_from_args
     from memtools.costs import PriceTable
     from memtools.perception.replay import ReplayMiss
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
 def print_estimate(args: argparse.Namespace, settings) -> int:
     """``--estimate``: the build's plan priced, from the probed videos; no model, no memory written."""
-    from memtools.build.estimate import estimate_build, model_name
+    from memtools.builder.estimate import estimate_build, model_name
     from memtools.costs import PriceTable
     from memtools.video import probe
 

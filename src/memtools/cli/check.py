@@ -53,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from memtools.store.integrity import check
+    from memtools.store.integrity.checker import check
 
     with open_memory(args.memory, recover=False) as memory:
         report = check(memory)
@@ -72,7 +72,7 @@ def run_recover(args: argparse.Namespace) -> int:
 
 def run_repair(args: argparse.Namespace) -> int:
     from memtools.cli.time_args import recording_rule
-    from memtools.store.repair import repair
+    from memtools.store.integrity.repair import repair
 
     encoder = None
     if args.speakers:
@@ -84,7 +84,7 @@ def run_repair(args: argparse.Namespace) -> int:
         result = repair(memory, progress=lambda line: print(line, file=sys.stderr), forget_lost=args.forget_lost,
                         times=recording_rule(args, 0) if given else None)
         if encoder is not None and result.ok:
-            from memtools.build.speaker_repair import add_speakers
+            from memtools.builder.speaker_repair import add_speakers
 
             for line in add_speakers(memory, encoder):
                 print(f"speakers: {line}")

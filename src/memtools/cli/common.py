@@ -70,8 +70,8 @@ def create_memory(path: Path, embedder_spec: str | None, tables: str | None = No
                   graph_engine: str | None = None) -> Memory:
     """Open a memory for writing, creating it with the chosen embedder when it does not exist."""
     from memtools.embed import embedder_from_spec
-    from memtools.store.location import check_same_tables
-    from memtools.store.manifest import MANIFEST, read_manifest
+    from memtools.store.catalog.manifest import MANIFEST, read_manifest
+    from memtools.store.tables.location import check_same_tables
 
     if path.exists() and not path.is_dir():
         raise ConfigError(f"{path} is a file, not a memory folder; pass a folder (a new one is created)")

@@ -25,7 +25,7 @@ def add_budget_arguments(p: argparse.ArgumentParser) -> None:
 
 def budget_from_args(args: argparse.Namespace, memory_path: Path, model: str):
     """The run's ``Budget`` (None without --max-tokens / --max-cost)."""
-    from memtools.build.budget import Budget
+    from memtools.builder.budget import Budget
     from memtools.costs import PriceTable
 
     if args.max_tokens is None and args.max_cost is None:

@@ -62,7 +62,7 @@ class _Reaching:
         self.graph, self.spec, self.base_url = graph, spec, base_url
 
     def invoke(self, *args, **kwargs):
-        from memtools.agent.models import reaching_model
+        from memtools.chat_models import reaching_model
 
         with reaching_model(self.spec, self.base_url):
             return self.graph.invoke(*args, **kwargs)

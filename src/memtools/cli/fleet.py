@@ -47,7 +47,7 @@ def read_list(path: Path) -> list[Path]:
 
 
 def run_fleet(args: argparse.Namespace, settings, create_memory) -> int:
-    from memtools.build.settings import vlm_from_settings
+    from memtools.builder.settings import vlm_from_settings
     from memtools.fleet import FleetOptions, TextFleetProgress, build_fleet
 
     videos = list(args.videos) + (read_list(args.from_list) if args.from_list else [])

@@ -30,9 +30,9 @@ def add_follow_args(p: argparse.ArgumentParser) -> None:
 
 
 def run_follow(args: argparse.Namespace, settings, vlm, create_memory, use_image_embedder) -> int:
-    from memtools.build.budget import BudgetExceeded, spending_limit
-    from memtools.build.frame_tiers import TierPolicy
-    from memtools.build.live import afollow
+    from memtools.builder.budget import BudgetExceeded, spending_limit
+    from memtools.builder.frame_tiers import TierPolicy
+    from memtools.builder.live import afollow
     from memtools.cli.costs import budget_from_args
 
     if args.videos:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtools.cli.arg_types import non_empty_text, positive_int, video_id
+from memtools.arg_types import non_empty_text, positive_int, video_id
 from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg, create_memory, use_image_embedder
 from memtools.cli.time_args import add_time_args, recording_rule
 

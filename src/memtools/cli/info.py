@@ -7,8 +7,8 @@ import argparse
 from memtools.cli.common import add_memory_arg, open_memory
 from memtools.cli.costs import add_prices_arg
 from memtools.rerank.arguments import add_reranker_arg, describe_reranker
-from memtools.store.failures import failed_videos
-from memtools.store.integrity import damage_message, quick_problems
+from memtools.store.catalog.failures import failed_videos
+from memtools.store.integrity.checker import damage_message, quick_problems
 from memtools.tools.text import hms
 
 SHOW_VIDEOS = 20

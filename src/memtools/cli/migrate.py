@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from memtools.cli.arg_types import non_negative_int
+from memtools.arg_types import non_negative_int
 from memtools.cli.common import add_memory_arg
 from memtools.errors import ConfigError, StoreError
 from memtools.store.file_lock import try_lock, unlock
@@ -47,8 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_migrate(args: argparse.Namespace) -> int:
+    from memtools.store.catalog.manifest import read_manifest
     from memtools.store.engines import graph_engine
-    from memtools.store.manifest import read_manifest
 
     source = Path(args.memory)
     manifest = read_manifest(source)
@@ -92,8 +92,8 @@ def run_migrate(args: argparse.Namespace) -> int:
 def _copy_folder(source: Path, target: Path, *, link: bool) -> None:
     """The memory without its graph: manifest, list of videos, tables, frames, work (``link``: symlinks to the
     source's, for an in-place migration whose import child only reads them)."""
-    from memtools.store.library import LIBRARY
-    from memtools.store.video_catalog import copy_catalog
+    from memtools.store.catalog.videos import copy_catalog
+    from memtools.store.library.layer import LIBRARY
 
     target.mkdir(parents=True, exist_ok=True)
     shutil.copy2(source / "memtools.json", target / "memtools.json")
@@ -125,7 +125,7 @@ def _no_writer(folder: Path) -> Iterator[None]:
 
 def _switch_in_place(source: Path, target: Path, old_file: str, new_file: str) -> None:
     """Move the new graph beside the old one, then switch the manifest (one atomic rename)."""
-    from memtools.store.manifest import read_manifest, write_manifest
+    from memtools.store.catalog.manifest import read_manifest, write_manifest
 
     for suffix in ("", ".wal"):
         made = target / (new_file + suffix)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from memtools.cli.arg_types import positive_int
+from memtools.arg_types import positive_int
 from memtools.cli.common import add_memory_arg
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from memtools.cli.arg_types import folder, video_id
+from memtools.arg_types import folder, video_id
 from memtools.cli.common import add_memory_arg, open_memory
 
 

@@ -18,7 +18,7 @@ from memtools import background
 from memtools.cli.common import accept_signed_numbers, add_memory_arg, open_memory
 from memtools.errors import ToolError
 from memtools.rerank.arguments import RERANKED_TOOLS, add_reranker_arg
-from memtools.store.lance_import import import_lancedb
+from memtools.store.tables.lance_import import import_lancedb
 from memtools.tools import TOOL_SPECS, Frames, MemoryTools, ToolSpec
 from memtools.tools.invoke import is_list_field
 

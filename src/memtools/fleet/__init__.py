@@ -2,7 +2,7 @@
 
 * ``build_fleet`` / ``abuild_fleet`` (``memtools.fleet.build``): the driver.
 * ``memtools.fleet.writer``: the one writer's group commit of finished videos.
-* ``memtools.fleet.embedding``: the workers embed their videos' texts; the writer checks them.
+* ``memtools.builder.bundle_vectors``: the workers embed their videos' texts; the writer checks them.
 * ``memtools.fleet.limits``: a limit on requests in flight per model endpoint.
 * ``memtools.fleet.ray_runner``: Ray tasks and the endpoint actor (``memtools[ray]``).
 * ``memtools.fleet.progress``: videos done / in flight / failed, calls and tokens so far.

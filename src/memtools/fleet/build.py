@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import Field
 
-from memtools.build.bundle import (
+from memtools.builder.bundle import (
     BuildFolder,
     VideoBundle,
     aperceive_video,
@@ -41,11 +41,11 @@ from memtools.build.bundle import (
     is_built,
     start_fresh,
 )
-from memtools.build.config import BuildConfig
-from memtools.build.pipeline import resolve_video_id
-from memtools.build.report import BuildSummary, VideoReport
+from memtools.builder.bundle_vectors import BundleVectors, WorkerEmbedder, video_vectors
+from memtools.builder.config import BuildConfig
+from memtools.builder.pipeline import resolve_video_id
+from memtools.builder.report import BuildSummary, VideoReport
 from memtools.errors import BuildError, ConfigError
-from memtools.fleet.embedding import BundleVectors, WorkerEmbedder, video_vectors
 from memtools.fleet.limits import LimitedVLM, LocalSlots, SlotStats, endpoint_key
 from memtools.fleet.progress import FleetProgress, FleetSink
 from memtools.fleet.writer import GROUP_VIDEOS, GroupLimits, group_full, group_size, one_line, write_group

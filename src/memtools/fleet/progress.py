@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Protocol, TextIO
 
-from memtools.build.progress import clock
+from memtools.builder.progress import clock
 from memtools.fleet.limits import SlotStats
 
 

@@ -20,10 +20,10 @@ import itertools
 import time
 from typing import Any
 
-from memtools.build.bundle import BuildFolder, VideoBundle, aperceive_video
-from memtools.build.config import BuildConfig
+from memtools.builder.bundle import BuildFolder, VideoBundle, aperceive_video
+from memtools.builder.bundle_vectors import WorkerEmbedder, video_vectors
+from memtools.builder.config import BuildConfig
 from memtools.errors import ConfigError
-from memtools.fleet.embedding import WorkerEmbedder, video_vectors
 from memtools.fleet.limits import LimitedVLM, SlotStats
 from memtools.perception.base import run_sync
 

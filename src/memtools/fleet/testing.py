@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from memtools.build.prompts import AGGREGATE_SYSTEM, EXTRACT_SYSTEM, SEGMENT_SYSTEM
-from memtools.build.testing import ScriptedPerception
+from memtools.builder.prompts import AGGREGATE_SYSTEM, EXTRACT_SYSTEM, SEGMENT_SYSTEM
+from memtools.builder.testing import ScriptedPerception
 from memtools.perception import FunctionVLM, PerceptionRequest, request_key
 
 

@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memtools.build.bundle import VideoBundle, stage_frames, write_bundle
-from memtools.build.checkpoint import Checkpoints
+from memtools.builder.bundle import VideoBundle, stage_frames, write_bundle
+from memtools.builder.bundle_vectors import writer_cache
+from memtools.builder.checkpoint import Checkpoints
 from memtools.errors import MemoryBusy
-from memtools.fleet.embedding import writer_cache
-from memtools.store.writes import BATCH_NODES, EMBED_CACHE_TEXTS
+from memtools.store.writes.batch import BATCH_NODES, EMBED_CACHE_TEXTS
 
 if TYPE_CHECKING:
     from pathlib import Path

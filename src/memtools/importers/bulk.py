@@ -30,7 +30,7 @@ from memtools.costs import Tally, record
 from memtools.schema import VideoGraph
 from memtools.store import Memory
 from memtools.store.faults import fault_point
-from memtools.store.writes import INDEX_EVERY_NODES
+from memtools.store.writes.batch import INDEX_EVERY_NODES
 
 LEDGER_DIR = ".imports"
 

@@ -70,14 +70,14 @@ def _build_table_file(path: str | None) -> str | None:
     """The ``--config`` file when it has a ``[build]`` table (a file of ``[search]`` only has no build settings)."""
     if path is None:
         return None
-    from memtools.build.settings import load_config_file
+    from memtools.builder.settings import load_config_file
 
     return path if "search" not in load_config_file(path) else None
 
 
 def make_runner(memory: Any, options: dict[str, Any]) -> Any:
     """The ``JobRunner`` of ``job_options`` over an open ``Memory`` (started by the caller)."""
-    from memtools.build.settings import resolve_settings
+    from memtools.builder.settings import resolve_settings
     from memtools.costs import PriceTable
     from memtools.jobs import JobLimits, JobRunner, SourcePolicy
 

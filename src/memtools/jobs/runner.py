@@ -6,7 +6,7 @@
     job = runner.wait(job.job_id, 30)    # returns early when it changes state or finishes
 
 One job builds at a time (the memory has one writer; the server's readers go on meanwhile).
-A job is the ordinary resumable build (``memtools.build.abuild_video``) with the server's model
+A job is the ordinary resumable build (``memtools.builder.abuild_video``) with the server's model
 and settings: every answered model call is checkpointed under ``work/<video>/``, so a job that a
 stopped server left ``queued`` or ``running`` is started again on the next start and pays only
 for what is missing; a video already written is not written twice. ``--max-cost`` per job and
@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memtools.build.progress import Progress, Snapshot
-from memtools.build.settings import BuildSettings, vlm_from_settings
+from memtools.builder.progress import Progress, Snapshot
+from memtools.builder.settings import BuildSettings, vlm_from_settings
 from memtools.costs import PriceTable, Tally
 from memtools.errors import ConfigError, MemtoolsError
 from memtools.jobs.book import Job, JobBook, today
@@ -202,7 +202,7 @@ class JobRunner:
                 self._fail(job, exc)
 
     def _fail(self, job: Job, exc: BaseException) -> None:
-        from memtools.build.budget import BudgetExceeded
+        from memtools.builder.budget import BudgetExceeded
 
         if isinstance(exc, MemtoolsError):
             reason = str(exc).splitlines()[0]
@@ -215,8 +215,8 @@ class JobRunner:
         self._update(job.job_id, state="failed", error=reason, stage="")
 
     def _run(self, job: Job) -> None:
-        from memtools.build import abuild_video
-        from memtools.build.budget import spending_limit
+        from memtools.builder import abuild_video
+        from memtools.builder.budget import spending_limit
 
         job = self._update(job.job_id, state="running", runs=job.runs + 1, error=None, day=today())
         path = self._local_file(job)
@@ -249,7 +249,7 @@ class JobRunner:
         return dest
 
     def _budget(self, job: Job):
-        from memtools.build.budget import Budget
+        from memtools.builder.budget import Budget
 
         limits = [self.limits.max_cost_job - (job.cost_usd or 0.0)] if self.limits.max_cost_job is not None else []
         if self.limits.max_cost_day is not None:

@@ -30,7 +30,7 @@ import anyio
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from memtools.build.estimate import estimate_build
+from memtools.builder.estimate import estimate_build
 from memtools.costs import IMAGE_TOKENS
 from memtools.errors import MemtoolsError, VideoError
 from memtools.jobs import Job, JobList, JobRunner, JobsFull

@@ -33,7 +33,7 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
 
     ``memory`` may also be ``s3://bucket/prefix``, where ``memtools publish`` put the memory: the
     latest version is downloaded to ``cache_dir`` and served read-only, and a newer one is picked
-    up every ``poll_seconds`` (``memtools.replica.serving``).
+    up every ``poll_seconds`` (``memtools.mcp.replica_serving``).
 
     ``options`` guard HTTP (allowed hosts and origins, authentication, connection cap; see
     ``memtools.mcp.http``). ``allow_writes`` serves the tools that change the memory, to the callers
@@ -59,7 +59,7 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         raise ConfigError("add_video (--allow-root, --allow-urls) writes to the memory: start the server with "
                           "--allow-writes too")
     if isinstance(memory, str) and "://" in memory:
-        from memtools.replica.serving import ReplicaTools
+        from memtools.mcp.replica_serving import ReplicaTools
 
         replica = ReplicaTools(memory, cache_dir=cache_dir, poll_seconds=poll_seconds)
         replica.start()  # downloads, checks, opens and warms up the latest version

@@ -233,7 +233,7 @@ def build_server(
 
     ``memory`` is an open ``Memory`` (or ``MemoryTools``), the path of a memory folder,
     opened on the first call, or a tools provider (``LazyTools``; a read replica's
-    ``memtools.replica.serving.ReplicaTools``). ``tool_prefix`` (e.g. ``"memtools_"``) goes before every tool
+    ``memtools.mcp.replica_serving.ReplicaTools``). ``tool_prefix`` (e.g. ``"memtools_"``) goes before every tool
     name, so ``search_nodes`` does not collide with another server's. Run it with
     ``server.run()`` (stdio) or ``server.run_http(host, port)`` (streamable HTTP);
     ``memtools.mcp.serve`` does both.

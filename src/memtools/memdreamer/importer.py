@@ -34,7 +34,7 @@ How it maps (the decisions a user should know):
 
 A video that cannot be read is reported and skipped; the others still import. Each batch
 is written whole (kuzu + lance in one step), and its frames, staged in ``work/.staged-frames/``,
-are swapped in by that same write (``memtools.store.frame_swap``), so nothing is ever half-written
+are swapped in by that same write (``memtools.store.writes.frame_swap``), so nothing is ever half-written
 and a replaced video keeps its old frames until its new version commits.
 """
 
@@ -56,7 +56,7 @@ from memtools.memdreamer.parse import FrameFile, MemdreamerVideo, parse_video
 from memtools.memdreamer.report import ImportReport, VideoReport
 from memtools.schema import VideoGraph, slugify_video_id
 from memtools.store import Memory
-from memtools.store.frame_swap import discard, import_root, staged_folder
+from memtools.store.writes.frame_swap import discard, import_root, staged_folder
 
 log = logging.getLogger(__name__)
 

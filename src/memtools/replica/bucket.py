@@ -1,7 +1,7 @@
 """The one seam over object storage for replicas: ``Bucket``, a prefix of an S3 (or S3-compatible) bucket.
 
 Built on ``pyarrow.fs.S3FileSystem`` (pyarrow is already a dependency; no boto3). It follows the
-conventions of ``memtools.store.location``: credentials from the AWS default chain
+conventions of ``memtools.store.tables.location``: credentials from the AWS default chain
 (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, ``AWS_PROFILE``, a role), ``AWS_REGION``, and
 ``AWS_ENDPOINT_URL`` (or ``AWS_ENDPOINT_URL_S3``) for a server other than AWS (MinIO, Ceph, moto;
 ``http://`` allowed). pyarrow's errors are translated here, once, into ``ConfigError`` (the URI,

@@ -103,9 +103,9 @@ def download_version(bucket: Bucket, version: int, into: Path,
 def missing_parts(folder: Path) -> list[str]:
     """What a downloaded version lacks of the parts every memory needs: ``memtools.json``, ``videos.sqlite``
     (a schema-1 manifest lists its videos itself), the graph file of its engine, and the lance tables its
-    manifest implies (``memtools.store.integrity.quick_problems``)."""
-    from memtools.store.integrity import quick_problems
-    from memtools.store.manifest import MANIFEST, read_manifest
+    manifest implies (``memtools.store.integrity.checker.quick_problems``)."""
+    from memtools.store.catalog.manifest import MANIFEST, read_manifest
+    from memtools.store.integrity.checker import quick_problems
 
     if not (folder / MANIFEST).is_file():
         return [f"{MANIFEST} is missing"]

@@ -5,7 +5,7 @@
 2. Under the writers' lock (``memtools.lock``: no write can start or be mid-way) the folder's
    durable parts are copied to a staging folder inside it (lance files hard-linked); the lock
    is held only for that copy.
-3. The staged copy gets the checks of ``memtools check`` (``memtools.store.integrity.check``);
+3. The staged copy gets the checks of ``memtools check`` (``memtools.store.integrity.checker.check``);
    a damaged memory is refused (``MemoryDamaged``) before anything is uploaded.
 4. Outside the lock: the staged files go to ``versions/<NNNNNN>/files/`` (those the previous
    version has unchanged are copied inside the store instead of uploaded), then the version's
@@ -83,8 +83,8 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, full: boo
     copied inside the store; ``full`` uploads every file instead (when the store's copies are doubted)."""
     from memtools import __version__
     from memtools.store import Memory
-    from memtools.store.integrity import JOURNAL_FILE
-    from memtools.store.manifest import now, read_manifest
+    from memtools.store.catalog.manifest import now, read_manifest
+    from memtools.store.integrity.checker import JOURNAL_FILE
 
     if keep < 1:
         raise ConfigError(f"keep must be 1 or more versions, not {keep}")
@@ -136,7 +136,7 @@ def check_staged(staging: Path, folder: Path, previous: Latest | None) -> None:
     """The checks of ``memtools check`` on the staged copy of ``folder``: ``MemoryDamaged`` naming what is wrong
     when it is damaged (nothing is uploaded, and ``LATEST.json`` keeps naming ``previous``)."""
     from memtools.store import Memory
-    from memtools.store.integrity import check
+    from memtools.store.integrity.checker import check
 
     kept = f"LATEST.json still names version {previous.version}" if previous is not None else "nothing was uploaded"
     try:

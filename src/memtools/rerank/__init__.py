@@ -96,7 +96,7 @@ def reranker_from_spec(spec: str, *, memory_path: str | os.PathLike | None = Non
         from memtools.rerank.cross_encoder import CrossEncoderReranker
 
         return CrossEncoderReranker(model)
-    from memtools.agent.models import chat_model_from_spec
+    from memtools.chat_models import chat_model_from_spec
     from memtools.rerank.llm import LLMReranker
 
     chat = chat_model_from_spec(model, base_url=url or None, timeout=30.0)

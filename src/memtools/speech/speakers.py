@@ -10,7 +10,7 @@ real two-speaker speech (pyannote.audio's sample), where one voice's short utter
 0.17-0.54 apart; synthetic espeak-ng voices sit much closer (0.1-0.25) and would prefer 0.15,
 which splits real voices. Labels are numbered in order of first appearance. An utterance whose
 speaker is already known keeps it; only the others are labelled. Each cluster's centroid is kept
-(``memtools.store.voices.Voice``), so a later matcher can compare voices across videos.
+(``memtools.store.tables.voices.Voice``), so a later matcher can compare voices across videos.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from memtools.speech.base import Utterance
-from memtools.store.voices import Voice
+from memtools.store.tables.voices import Voice
 
 THRESHOLD = 0.3  # cosine distance at which two clusters stop merging (benchmarks/diarisation.py)
 PREFIX = "S"

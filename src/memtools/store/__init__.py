@@ -24,11 +24,11 @@ from memtools.store.base import (  # noqa: E402 - after the log level, before la
     VectorIndex,
     VideoWrites,
 )
-from memtools.store.graph import KuzuGraph
-from memtools.store.manifest import Manifest, VideoEntry
+from memtools.store.catalog.manifest import Manifest, VideoEntry
+from memtools.store.graph.cypher import KuzuGraph
 from memtools.store.memory import Memory
-from memtools.store.payload import payload
-from memtools.store.vectors import LanceIndex
+from memtools.store.tables.payload import payload
+from memtools.store.tables.vectors import LanceIndex
 
 __all__ = ["EdgeRow", "GraphEngine", "GraphReads", "GraphStore", "Hit", "KuzuGraph", "LanceIndex", "Manifest",
            "Memory", "SearchFilter", "SearchMode", "SearchQuery", "VectorIndex", "VideoEntry", "VideoWrites",

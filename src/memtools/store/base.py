@@ -5,10 +5,10 @@ Two engines sit behind a memory, each passed to ``Memory`` through its construct
 
 * a **graph engine** (``GraphEngine``): opens ``GraphStore`` handles (structure: nodes, edges,
   per-macro subgraphs, keyframes). kuzu 0.11.3 is the default; ladybug (its maintained fork)
-  shares its Cypher and Python API (``memtools.store.graph``);
+  shares its Cypher and Python API (``memtools.store.graph.cypher``);
 * a **vector index** (``VectorIndex``): similarity and full-text search over the retrieval
   payloads, asked with a typed ``SearchQuery`` (never a SQL string: each engine translates
-  the ``SearchFilter`` into its own filter language; lance's lives in ``memtools.store.vectors``).
+  the ``SearchFilter`` into its own filter language; lance's lives in ``memtools.store.tables.vectors``).
 
 The write contract (``VideoWrites``) writes, replaces or deletes one video atomically across
 both engines. Convenience methods are written once here, on top of the few abstract ones

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memtools.store.graph_engines import DEFAULT_GRAPH_ENGINE, GRAPH_ENGINES, CypherEngine, graph_engine
-from memtools.store.manifest import Manifest
-from memtools.store.vectors import LanceIndex
+from memtools.store.catalog.manifest import Manifest
+from memtools.store.graph.engines import DEFAULT_GRAPH_ENGINE, GRAPH_ENGINES, CypherEngine, graph_engine
+from memtools.store.tables.vectors import LanceIndex
 
 __all__ = ["DEFAULT_GRAPH_ENGINE", "GRAPH_ENGINES", "CypherEngine", "graph_engine", "graph_file", "vector_index"]
 
 
 def vector_index(folder: Path, manifest: Manifest) -> LanceIndex:
     """The lance tables of a memory folder (in ``vectors/`` or on object storage)."""
-    from memtools.store import guarded_index
-    from memtools.store.location import tables_location
+    from memtools.store.integrity import guarded_index
+    from memtools.store.tables.location import tables_location
 
     return guarded_index.GuardedIndex(tables_location(folder, manifest.tables), manifest.embedder.dim, folder)
 

@@ -41,24 +41,27 @@ from memtools.embed.base import Embedder
 from memtools.embed.images import ImageEmbedder
 from memtools.errors import ConfigError, MemoryBusy, RecoveryPending, StoreError
 from memtools.schema import MacroEvent, SuperEvent, Video
-from memtools.store import engines, integrity, leftovers, video_times
+from memtools.store import engines
 from memtools.store.base import GraphEngine, GraphStore, VectorIndex
-from memtools.store.entity_index import EntityIndex
-from memtools.store.faults import fault_point
-from memtools.store.integrity import INTENT_FILE
-from memtools.store.keyframe_index import KeyframeIndex
-from memtools.store.location import check_same_tables, check_tables_uri
-from memtools.store.manifest import (
+from memtools.store.catalog import video_times
+from memtools.store.catalog.manifest import (
     MANIFEST,
     EmbedderInfo,
     Manifest,
     read_manifest,
     write_manifest,
 )
+from memtools.store.catalog.videos import VideoCatalog
+from memtools.store.faults import fault_point
+from memtools.store.integrity import checker as integrity
+from memtools.store.integrity import leftovers
+from memtools.store.integrity.checker import INTENT_FILE
 from memtools.store.outline import Outline
-from memtools.store.vectors import LanceIndex
-from memtools.store.video_catalog import VideoCatalog
-from memtools.store.writes import MemoryWrites
+from memtools.store.tables.entity_index import EntityIndex
+from memtools.store.tables.keyframe_index import KeyframeIndex
+from memtools.store.tables.location import check_same_tables, check_tables_uri
+from memtools.store.tables.vectors import LanceIndex
+from memtools.store.writes.batch import MemoryWrites
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +113,7 @@ class Memory(MemoryWrites):
                graph_engine: str | None = None, **options) -> Memory:
         """A new empty memory folder (or open the existing one, checking the embedder).
         ``tables``: keep the lance tables on object storage (``s3://bucket/prefix``, see
-        ``memtools.store.location``) instead of in ``vectors/``. ``graph_engine``: "kuzu"
+        ``memtools.store.tables.location``) instead of in ``vectors/``. ``graph_engine``: "kuzu"
         (default) or "ladybug" (``pip install 'memtools[ladybug]'``); an existing memory keeps its own."""
         folder = Path(path)
         tables = check_tables_uri(tables) if tables else None
@@ -170,7 +173,7 @@ class Memory(MemoryWrites):
         return memory
 
     def recover_if_left(self) -> str | None:
-        """Finish or undo a write a killed process left here (``memtools.store.recovery``), if any, when
+        """Finish or undo a write a killed process left here (``memtools.store.writes.recovery``), if any, when
         this process may write the folder; returns what was done. A failure is logged, not raised: the
         reads that need the recovery say so, and ``memtools recover`` reports the cause."""
         left = integrity.pending_recovery(self.path, self.graph_file.name) if os.access(self.path, os.W_OK) else []

@@ -8,7 +8,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-log = logging.getLogger("memtools.store.integrity")
+log = logging.getLogger("memtools.store.integrity.checker")
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from memtools.errors import ConfigError, StoreError
 from memtools.schema import VideoGraph
+from memtools.store.catalog.manifest import read_manifest, write_manifest
 from memtools.store.engines import graph_engine
-from memtools.store.manifest import read_manifest, write_manifest
 
 IMPORT_BATCH = 50  # videos per graph transaction (one video can hold thousands of nodes)
 

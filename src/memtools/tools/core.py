@@ -25,7 +25,7 @@ from memtools.schema import (
     kind_of_id,
 )
 from memtools.store import EdgeRow, Memory
-from memtools.store.failures import build_failure
+from memtools.store.catalog.failures import build_failure
 from memtools.store.outline import Outline
 from memtools.tools import messages as msg
 from memtools.tools.entities import EntityTools
@@ -182,7 +182,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, W
         starts = self.memory.recorded_starts([vid for vid, _ in page])
         items = [VideoItem(video_id=vid, title=e.title, duration=e.duration, status=e.status, counts=e.counts,
                            recorded_at=starts[vid].isoformat() if vid in starts else None) for vid, e in page]
-        from memtools.store.integrity import damage_message, quick_problems
+        from memtools.store.integrity.checker import damage_message, quick_problems
 
         problems = quick_problems(self.memory.path, self.memory.manifest)
         return VideoList(videos=items, total=total, offset=offset, limit=limit, query=needle, recorded=window,

@@ -1,5 +1,5 @@
 """The entity tools: ``search_entities`` and ``get_entity_timeline`` over canonical entities
-(``memtools.store.entities``). A mixin of ``MemoryTools``."""
+(``memtools.store.tables.entities``). A mixin of ``MemoryTools``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING
 
 from memtools.errors import ToolError, ToolNotFound
-from memtools.store.entity_index import EntityRow
+from memtools.store.tables.entity_index import EntityRow
 from memtools.tools import messages as msg
 from memtools.tools.entity_results import (
     Appearance,

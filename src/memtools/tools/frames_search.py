@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memtools.errors import ToolError, ToolNotFound
 from memtools.store.base import SearchFilter
-from memtools.store.keyframe_index import FrameRow
+from memtools.store.tables.keyframe_index import FrameRow
 from memtools.tools import messages as msg
 from memtools.tools.frame_text import describe_frames
 from memtools.tools.host import ToolsHost

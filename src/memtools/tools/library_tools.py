@@ -1,5 +1,5 @@
 """Library-level answers (issue 31): library entities linked across videos, their biographies, and
-activity chains across days, read from the library layer (``memtools.store.library``).
+activity chains across days, read from the library layer (``memtools.store.library.layer``).
 
 ``search_entities`` and ``get_entity_timeline`` (``memtools.tools.entities``) answer at library
 level through these helpers whenever no ``video_id`` is given and the layer matches the memory;
@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from memtools.errors import ToolError
-from memtools.store.entity_index import EntityRow
-from memtools.store.library_links import LOCATION, places_of
-from memtools.store.library_reads import LibraryReads, match_activities, recording_order
+from memtools.store.library.link_rules import LOCATION, places_of
+from memtools.store.library.reads import LibraryReads, match_activities, recording_order
+from memtools.store.tables.entity_index import EntityRow
 from memtools.tools.entity_results import EntityItem, LibraryAppearance, LibraryTimelineItem, Seen
 from memtools.tools.host import ToolsHost
 from memtools.tools.library_results import ChainItem, EventChain

@@ -2,7 +2,7 @@
 
 A provider is a callable returning the ``MemoryTools`` to use (the MCP server's ``LazyTools``).
 One that may change what it returns while requests run (a read replica moving to a new version,
-``memtools.replica.serving``) also has ``hold()``, a context manager that keeps the returned tools
+``memtools.mcp.replica_serving``) also has ``hold()``, a context manager that keeps the returned tools
 open until the request ends. ``held(provider)`` is the one way to use either.
 """
 

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
 from memtools.errors import ToolError, ToolNotFound
-from memtools.store import video_times
+from memtools.store.catalog import video_times
 from memtools.tools import messages as msg
 from memtools.tools.host import ToolsHost
 from memtools.tools.results import MacroItem, Summary, TimeResult
@@ -23,7 +23,7 @@ from memtools.tools.time_results import PeriodSummary, WallMatch, WallTimeResult
 from memtools.wallclock import WallClockError, iso
 
 if TYPE_CHECKING:
-    from memtools.store.manifest import VideoEntry
+    from memtools.store.catalog.manifest import VideoEntry
 
 PERIOD_RE = re.compile(r"(day/\d{4}-\d{2}-\d{2}|week/\d{4}-W\d{2})")
 MAX_MATCHES = 200  # macro events one wall-clock search returns

@@ -1,0 +1,86 @@
+"""``memtools check`` / ``repair`` for the navigation rows (``store/graph/rows.py``).
+
+Check: every ready video the graph holds has one ``VideoOutline`` row, one ``MacroDetail`` row
+per macro event and one ``NodeEdges`` row per node, and no video the memory does not list has
+any. Every such problem is repairable: the video is read back from the graph and its rows are
+written again, in one transaction per batch of videos. A memory written before these rows
+existed shows every video as lacking them; its tools still answer (with slower queries) until
+``memtools repair`` adds them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from memtools.store.catalog.manifest import read_manifest
+from memtools.store.graph.cypher import KuzuGraph
+from memtools.store.graph.rows import DERIVED, expected_counts
+from memtools.store.problems import Problem, Report
+
+if TYPE_CHECKING:
+    from memtools.store.base import GraphStore
+    from memtools.store.catalog.manifest import Manifest
+    from memtools.store.catalog.parts import MemoryParts
+
+PART = "navigation"
+EXAMPLES = 3  # videos named one by one; the rest are counted in one line
+VIDEOS_PER_WRITE = 50
+
+
+def _compare(g: KuzuGraph, ready: list[str]) -> tuple[list[str], list[str], dict[str, dict[str, int]]]:
+    """(ready videos whose rows are missing or miscounted, videos with rows that are not ready, rows per video)."""
+    have = g.derived_counts()
+    counts = g.counts_by_video()
+    in_graph = set(g.video_ids())
+    wrong = []
+    for vid in ready:
+        if vid not in in_graph:
+            continue  # a video the graph lost: the graph check reports it
+        want = expected_counts({k: v for k, v in counts.get(vid, {}).items() if k != "edges"})
+        if any(have.get(vid, {}).get(name, 0) != want[name] for name in DERIVED):
+            wrong.append(vid)
+    return wrong, sorted(set(have) - set(ready)), have
+
+
+def check_navigation(memory: MemoryParts, manifest: Manifest, ready: list[str], report: Report) -> None:
+    with memory.reading(guard=False) as g:
+        if not isinstance(g, KuzuGraph):  # the rows belong to the kuzu/ladybug engine; another has its own
+            return
+        wrong, stale, have = _compare(g, ready)
+    report.parts[PART] = f"{len(ready) - len(wrong)} of {len(ready)} video(s) have their navigation rows"
+    for vid in wrong[:EXAMPLES]:
+        got = ", ".join(f"{name} {have.get(vid, {}).get(name, 0)}" for name in DERIVED)
+        report.problems.append(Problem(PART, f"{vid}: navigation rows missing or out of step with the graph "
+                                       f"({got}); navigation tools fall back to slower queries", True, vid))
+    if len(wrong) > EXAMPLES:
+        report.problems.append(Problem(PART, f"{len(wrong) - EXAMPLES} more video(s) lack navigation rows "
+                                       "(a memory written by an older memtools has none)", True))
+    for vid in stale:
+        report.problems.append(Problem(PART, f"navigation rows of video {vid!r}, which is not a ready video of "
+                                       "this memory", True, vid))
+
+
+def repair_navigation(memory: MemoryParts, kuzu: GraphStore, problems: list[Problem], done: list[str],
+                      say: Callable[[str], None]) -> None:
+    """Write the navigation rows of every video lacking them again, from the graph; drop stale ones."""
+    if not any(p.part == PART for p in problems) or not isinstance(kuzu, KuzuGraph):
+        return
+    manifest = read_manifest(memory.path)
+    todo, stale, _ = _compare(kuzu, sorted(v for v, e in manifest.videos.items() if e.status == "ready"))
+    for start in range(0, max(len(todo), len(stale)), VIDEOS_PER_WRITE):
+        chunk = todo[start:start + VIDEOS_PER_WRITE]
+        graphs = [g for g in (kuzu.video_graph(v) for v in chunk) if g is not None]
+        kuzu.begin()
+        try:
+            kuzu.delete_derived([*chunk, *stale[start:start + VIDEOS_PER_WRITE]])
+            kuzu.insert_derived(graphs)
+        except BaseException:
+            kuzu.rollback()
+            raise
+        kuzu.commit()
+        say(f"navigation rows: {min(start + VIDEOS_PER_WRITE, len(todo))}/{len(todo)} video(s)")
+    if todo:
+        done.append(f"wrote the navigation rows of {len(todo)} video(s) again from the graph")
+    if stale:
+        done.append(f"removed the navigation rows of {len(stale)} video(s) the memory does not hold")

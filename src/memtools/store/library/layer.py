@@ -1,0 +1,290 @@
+"""``library.sqlite``: the layer above videos (issue 31) — library entities and recurring activities.
+
+Derived data, never the only copy of anything: every row is computed from the graph (mentions,
+micro-events) and the lance ``entities`` table (canonical entities with their vectors), so a
+kill at any instant loses nothing (the next writer, ``memtools recover`` or ``memtools repair``
+computes it again). Tables:
+
+* ``members``: each canonical entity (``<video>/entity_003``) and the library entity it is
+  linked to (``lib/entity_0007``), with the link's evidence and confidence, its place (the
+  LOCATION of its first appearance) and its vector (``memtools.store.library.link_rules``);
+* ``ids``: (video, type, normalised name) -> library id, kept across re-imports, deletes and
+  rebuilds, so a video written again gets its entities' library ids back;
+* ``occurrences`` / ``activities``: every micro-event under its normalised action (the activity)
+  with its video, times and place; one label vector per activity, for finding it by meaning;
+* ``meta``: the manifest generation the layer matches, and the next library id number.
+
+**When it is written.** Inside the journaled write (``MemoryWrites._write_batch``,
+``delete_video``), after the graph's commit point and before the catalog and the manifest, in
+one SQLite transaction tagged with the write's generation. Incremental when the layer matched
+the generation before the write; computed whole from the graph and lance otherwise (a memory made
+before this layer, or after a kill). Recovery (``store.recovery.recover``) computes it again
+whenever its generation is not the manifest's; ``memtools check`` reports a stale or missing layer
+and ``memtools repair`` computes it. Readers use it only when its generation is the manifest's
+(else the tools answer per video and say why). Same rollback journal, never WAL, as
+``videos.sqlite``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memtools.errors import StoreError
+from memtools.schema import VideoGraph
+from memtools.store.faults import fault_point
+from memtools.store.library.link_rules import LOCATION, LibEntity, Linker, Member, Profile, places_of
+from memtools.store.problems import Problem
+from memtools.store.tables.entities import _key, _norm
+
+if TYPE_CHECKING:
+    from memtools.store.base import GraphStore
+    from memtools.store.catalog.manifest import Manifest
+    from memtools.store.catalog.parts import MemoryParts
+
+log = logging.getLogger(__name__)
+
+LIBRARY = "library.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS members (canonical_id TEXT PRIMARY KEY, lib_id TEXT NOT NULL, video_id TEXT NOT NULL,
+  seq INTEGER NOT NULL, entity_type TEXT NOT NULL, name TEXT NOT NULL, keys TEXT NOT NULL, named TEXT NOT NULL,
+  attrs TEXT NOT NULL, place TEXT, place_lib TEXT, evidence TEXT NOT NULL, confidence REAL NOT NULL, vector BLOB);
+CREATE INDEX IF NOT EXISTS members_lib ON members(lib_id);
+CREATE INDEX IF NOT EXISTS members_video ON members(video_id);
+CREATE TABLE IF NOT EXISTS ids (video_id TEXT NOT NULL, entity_type TEXT NOT NULL, key TEXT NOT NULL,
+  lib_id TEXT NOT NULL, PRIMARY KEY (video_id, entity_type, key));
+CREATE TABLE IF NOT EXISTS occurrences (event_id TEXT PRIMARY KEY, video_id TEXT NOT NULL, activity TEXT NOT NULL,
+  label TEXT NOT NULL, t_start REAL NOT NULL, t_end REAL NOT NULL, macro_id TEXT NOT NULL, place TEXT);
+CREATE INDEX IF NOT EXISTS occurrences_activity ON occurrences(activity);
+CREATE INDEX IF NOT EXISTS occurrences_video ON occurrences(video_id);
+CREATE TABLE IF NOT EXISTS activities (activity TEXT PRIMARY KEY, label TEXT NOT NULL, vector BLOB);
+"""
+Embed = Callable[[list[str]], Sequence[Any]]
+
+
+@dataclass
+class VideoLayer:
+    """What one video adds to the layer: its canonical entities and its micro-events."""
+
+    video_id: str
+    profiles: list[Profile]
+    occurrences: list[tuple[str, str, str, str, float, float, str, str | None]]
+
+
+def video_layer(graph: VideoGraph, rows: Iterable[Mapping[str, Any]]) -> VideoLayer:
+    """The layer input of one video from its graph and its ``entities`` rows (with vectors)."""
+    rows = [{**r, "timeline": _json(r["timeline"]), "mentions": _json(r["mentions"])} for r in rows]
+    by_macro, first_place = places_of(rows)
+    mentions = {e.id: e for e in graph.entities}
+    profiles = []
+    for r in rows:
+        group = [mentions[m] for m in r["mentions"] if m in mentions]
+        attrs: dict[str, str] = {}
+        for e in group:
+            for k, v in e.attributes.items():
+                attrs.setdefault(_norm(k), _norm(v))
+        first_macro = r["timeline"][0]["macro_id"] if r["timeline"] else ""
+        place = None if r["entity_type"] == LOCATION else by_macro.get(first_macro, first_place)
+        vector = r.get("vector")
+        profiles.append(Profile(
+            r["id"], graph.video_id, r["entity_type"], r["name"], {k for e in group if (k := _key(e))} or
+            {_norm(r["name"])}, {n for e in group if (n := _norm(e.name))}, attrs,
+            None if vector is None else np.asarray(vector, dtype=np.float32), place))
+    occurrences = [(ev.id, graph.video_id, activity, (ev.action or ev.description).strip(), float(ev.t_start),
+                    float(ev.t_end), ev.macro_id, by_macro.get(ev.macro_id, first_place))
+                   for ev in graph.events if (activity := _norm(ev.action or ev.description))]
+    return VideoLayer(graph.video_id, profiles, occurrences)
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value or "[]") if isinstance(value, str) else value
+
+
+# --- the file ----------------------------------------------------------------------------
+
+def _connect(folder: Path, *, write: bool) -> sqlite3.Connection:
+    file = folder / LIBRARY
+    if write:
+        conn = sqlite3.connect(file, timeout=60.0, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=DELETE")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.executescript(_SCHEMA)
+        return conn
+    return sqlite3.connect(f"file:{file}?mode=ro", uri=True, timeout=10.0, isolation_level=None)
+
+
+def generation(folder: Path) -> int | None:
+    """The manifest generation the layer matches (None: there is no layer, or it cannot be read)."""
+    if not (folder / LIBRARY).is_file():
+        return None
+    try:
+        with contextlib.closing(_connect(folder, write=False)) as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    except sqlite3.Error as exc:
+        log.debug("library layer of %s unreadable: %s", folder, exc)
+        return None
+    return None if row is None else int(row[0])
+
+
+def _meta(conn: sqlite3.Connection, key: str, default: int) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return default if row is None else int(row[0])
+
+
+def _blob(vector: np.ndarray | None) -> bytes | None:
+    return None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _load(conn: sqlite3.Connection) -> Linker:
+    libs: dict[str, LibEntity] = {}
+    for (cid, lib_id, vid, etype, name, keys, named, attrs, place, place_lib, evidence, confidence,
+         vector) in conn.execute("SELECT canonical_id, lib_id, video_id, entity_type, name, keys, named, attrs, "
+                                 "place, place_lib, evidence, confidence, vector FROM members ORDER BY seq"):
+        profile = Profile(cid, vid, etype, name, set(json.loads(keys)), set(json.loads(named)), json.loads(attrs),
+                          None if vector is None else np.frombuffer(vector, dtype=np.float32), place)
+        lib = libs.setdefault(lib_id, LibEntity(lib_id, etype))
+        lib.members.append(Member(profile, lib_id, json.loads(evidence), confidence, place_lib))
+    ids = {(v, t, k): lib for v, t, k, lib in conn.execute("SELECT video_id, entity_type, key, lib_id FROM ids")}
+    return Linker(libs.values(), ids, _meta(conn, "next_number", 1))
+
+
+def _store(conn: sqlite3.Connection, linker: Linker, layers: Sequence[VideoLayer], touched: set[str],
+           embed: Embed | None, gen: int) -> None:
+    marks = ", ".join("?" for _ in touched)
+    conn.execute(f"DELETE FROM members WHERE video_id IN ({marks})", tuple(touched))
+    conn.execute(f"DELETE FROM occurrences WHERE video_id IN ({marks})", tuple(touched))
+    seq = _meta(conn, "seq", 0)
+    for layer in layers:
+        for m in (linker.of_canonical[p.id] for p in layer.profiles):
+            seq += 1
+            p = m.profile
+            conn.execute("INSERT INTO members VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", (
+                p.id, m.lib_id, p.video_id, seq, p.entity_type, p.name, json.dumps(sorted(p.keys)),
+                json.dumps(sorted(p.named)), json.dumps(p.attrs, sort_keys=True), p.place, m.place_lib,
+                json.dumps(m.evidence), m.confidence, _blob(p.vector)))
+        conn.executemany("INSERT OR REPLACE INTO occurrences VALUES (?,?,?,?,?,?,?,?)", layer.occurrences)
+    conn.executemany("INSERT OR REPLACE INTO ids VALUES (?,?,?,?)",
+                     [(v, t, k, lib) for (v, t, k), lib in linker.ids.items() if v in touched])
+    known = {a for (a,) in conn.execute("SELECT activity FROM activities")}
+    new: dict[str, str] = {}
+    for layer in layers:
+        for occ in layer.occurrences:
+            if occ[2] not in known:
+                new.setdefault(occ[2], occ[3])
+    if new:
+        vectors = list(embed(list(new.values()))) if embed is not None else [None] * len(new)
+        conn.executemany("INSERT OR REPLACE INTO activities VALUES (?,?,?)",
+                         [(a, label, _blob(None if v is None else np.asarray(v)))
+                          for (a, label), v in zip(new.items(), vectors, strict=True)])
+    for key, value in (("generation", gen), ("next_number", linker.next_number), ("seq", seq)):
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+def update(folder: Path, layers: Sequence[VideoLayer], removed: Iterable[str], gen: int,
+           embed: Embed | None = None, *, whole: bool = False) -> None:
+    """Apply one write to a layer that matches the generation before it: the videos of ``layers``
+    (placed in that order) replace their old versions, ``removed`` go (``whole``: every video of
+    the layer goes first, so ``layers`` is the whole library). One SQLite transaction."""
+    touched = {*removed, *(layer.video_id for layer in layers)}
+    try:
+        with contextlib.closing(_connect(folder, write=True)) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if whole:
+                    touched |= {v for (v,) in conn.execute("SELECT DISTINCT video_id FROM members")}
+                    touched |= {v for (v,) in conn.execute("SELECT DISTINCT video_id FROM occurrences")}
+                linker = _load(conn)
+                linker.remove_videos(touched)
+                for layer in layers:
+                    linker.add_video(layer.profiles)
+                _store(conn, linker, layers, touched, embed, gen)
+                fault_point("library-linking")  # linked, not committed: the transaction is lost
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+    except sqlite3.Error as exc:
+        raise StoreError(f"the library layer ({LIBRARY}) could not be written: {exc}") from exc
+
+
+def stored_layers(memory: MemoryParts, graph: GraphStore, video_ids: Iterable[str]) -> Iterator[VideoLayer]:
+    """The layer input of these videos read back from the graph and the lance ``entities`` table."""
+    table = memory.entities.table()
+    for vid in video_ids:
+        video = graph.video_graph(vid)
+        if video is None:
+            continue
+        rows: list[dict[str, Any]] = []
+        if table is not None:
+            where = "video_id = '" + vid.replace("'", "''") + "'"
+            rows = table.search().where(where).limit(1_000_000).to_list()
+        yield video_layer(video, sorted(rows, key=lambda r: r["id"]))
+
+
+def rebuild(memory: MemoryParts, graph: GraphStore, gen: int) -> None:
+    """Compute the whole layer again from the graph and lance (library ids kept by ``ids``)."""
+    order = sorted(graph.video_ids())
+    layers = list(stored_layers(memory, graph, order))
+    update(memory.path, layers, (), gen, _embedder(memory), whole=True)
+
+
+def _embedder(memory: MemoryParts, cache: dict[str, object] | None = None) -> Embed:
+    """Label vectors by the memory's embedder, through a write's cache of text vectors."""
+    def embed(texts: list[str]) -> Sequence[Any]:
+        rows: list[dict] = [{"text": t} for t in texts]
+        memory._embed_rows(rows, {} if cache is None else cache)
+        return [r["vector"] for r in rows]
+    return embed
+
+
+def after_write(memory: MemoryParts, graph: GraphStore, graphs: Sequence[VideoGraph],
+                profiles: Iterable[Mapping[str, Any]], removed: Iterable[str], before: int,
+                cache: dict[str, object] | None = None) -> None:
+    """The layer after a committed write at generation ``before + 1`` (``graphs`` written with their
+    ``entities`` rows ``profiles``, ``removed`` replaced or deleted): incremental when the layer
+    matched ``before`` (a new memory's first write counts as matching), else computed whole."""
+    have = generation(memory.path)
+    if have == before or (have is None and before == 0):
+        rows: dict[str, list[Mapping[str, Any]]] = {}
+        for row in profiles:
+            rows.setdefault(row["video_id"], []).append(row)
+        layers = [video_layer(g, rows.get(g.video_id, [])) for g in graphs]
+        update(memory.path, layers, removed, before + 1, _embedder(memory, cache))
+    else:
+        rebuild(memory, graph, before + 1)
+
+
+def bring_up_to_date(memory: MemoryParts, graph: GraphStore, gen: int) -> bool:
+    """Compute the layer again if it does not match generation ``gen`` (recovery, repair). A failure
+    is logged, never raised: the layer is derived, and the next writer tries again. True if done."""
+    if generation(memory.path) == gen:
+        return False
+    try:
+        rebuild(memory, graph, gen)
+    except Exception as exc:  # noqa: BLE001 - derived data: never fails the recovery or repair around it
+        log.warning("the library layer of %s could not be computed (%s); the next write tries again",
+                    memory.path, exc)
+        return False
+    return True
+
+
+def problems(folder: Path, manifest: Manifest) -> list[Problem]:
+    """``memtools check``: a layer that is missing or does not match the manifest's generation."""
+    if not manifest.video_totals().in_graph:
+        return []
+    have = generation(folder)
+    if have == manifest.generation:
+        return []
+    what = "is missing" if have is None else f"matches generation {have}, not the memory's {manifest.generation}"
+    return [Problem("library", f"the library layer ({LIBRARY}: entities linked across videos, activities) {what}; "
+                    "the entity tools answer per video until it is computed", True)]

@@ -1,0 +1,140 @@
+"""Reads of the library layer (``library.sqlite``, ``memtools.store.library.layer``) for the tools.
+
+``LibraryReads.open`` gives ``None`` when the layer does not match the memory's generation
+(missing, behind a write in progress, or made by an older memtools): the tools then answer per
+video and say so. Recording order is wall-clock order where a video has a recording start
+(``Memory.recorded_starts``), else library order (video ids in order, as ``list_videos`` lists them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memtools.store.library import layer as library
+from memtools.store.tables.entities import _norm
+
+
+def recording_order(video_ids: Iterable[str], starts: Mapping[str, datetime | None]) -> list[str]:
+    """Videos in recording order: those with a start by it, then the rest in library order."""
+    def key(vid: str) -> tuple[int, float, str]:
+        start = starts.get(vid)
+        return (0, start.timestamp(), vid) if start is not None else (1, 0.0, vid)
+    return sorted(set(video_ids), key=key)
+
+
+@dataclass(frozen=True)
+class Link:
+    canonical_id: str
+    lib_id: str
+    video_id: str
+    name: str
+    entity_type: str
+    place: str | None
+    place_lib: str | None
+    evidence: list[str]
+    confidence: float
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    event_id: str
+    video_id: str
+    activity: str
+    label: str
+    t_start: float
+    t_end: float
+    macro_id: str
+    place: str | None
+
+
+class LibraryReads:
+    """A read-only view of ``library.sqlite`` (one connection per call: readers never hold it)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder)
+
+    @classmethod
+    def open(cls, folder: Path, generation: int) -> LibraryReads | None:
+        return cls(folder) if library.generation(Path(folder)) == generation else None
+
+    def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple]:
+        with contextlib.closing(library._connect(self.folder, write=False)) as conn:
+            return conn.execute(query, tuple(params)).fetchall()
+
+    def _links(self, where: str, params: Sequence[Any]) -> list[Link]:
+        rows = self._rows("SELECT canonical_id, lib_id, video_id, name, entity_type, place, place_lib, evidence, "
+                          f"confidence FROM members WHERE {where} ORDER BY seq", params)
+        return [Link(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), float(r[8])) for r in rows]
+
+    def links_of(self, canonical_ids: Sequence[str]) -> dict[str, Link]:
+        """The link of each of these canonical entities (those the layer holds)."""
+        out: dict[str, Link] = {}
+        for i in range(0, len(canonical_ids), 500):
+            chunk = list(canonical_ids[i:i + 500])
+            marks = ", ".join("?" for _ in chunk)
+            out.update({k.canonical_id: k for k in self._links(f"canonical_id IN ({marks})", chunk)})
+        return out
+
+    def members(self, lib_ids: Sequence[str]) -> dict[str, list[Link]]:
+        """The canonical entities of each library entity, in the order they were linked."""
+        out: dict[str, list[Link]] = {lib: [] for lib in lib_ids}
+        marks = ", ".join("?" for _ in lib_ids)
+        for link in self._links(f"lib_id IN ({marks})", list(lib_ids)):
+            out[link.lib_id].append(link)
+        return out
+
+    def at_places(self, place_ids: Sequence[str]) -> dict[str, list[Link]]:
+        """The entities whose place is each of these canonical LOCATION entities."""
+        out: dict[str, list[Link]] = {p: [] for p in place_ids}
+        marks = ", ".join("?" for _ in place_ids)
+        for link in self._links(f"place IN ({marks})", list(place_ids)):
+            out[link.place or ""].append(link)
+        return out
+
+    def activities(self) -> list[tuple[str, str, np.ndarray | None]]:
+        """(activity key, label, label vector) of every activity with an occurrence."""
+        rows = self._rows("SELECT a.activity, a.label, a.vector FROM activities a WHERE EXISTS "
+                          "(SELECT 1 FROM occurrences o WHERE o.activity = a.activity) ORDER BY a.activity")
+        return [(a, label, None if v is None else np.frombuffer(v, dtype=np.float32)) for a, label, v in rows]
+
+    def occurrences(self, activities: Sequence[str], video_id: str | None = None) -> list[Occurrence]:
+        marks = ", ".join("?" for _ in activities)
+        where = f"activity IN ({marks})" + (" AND video_id = ?" if video_id is not None else "")
+        params = [*activities, *([video_id] if video_id is not None else [])]
+        rows = self._rows("SELECT event_id, video_id, activity, label, t_start, t_end, macro_id, place FROM "
+                          f"occurrences WHERE {where}", params)
+        return [Occurrence(*r) for r in rows]
+
+    def counts(self) -> tuple[int, int]:
+        """(library entities, activities)."""
+        (entities,), = self._rows("SELECT COUNT(DISTINCT lib_id) FROM members")
+        (activities,), = self._rows("SELECT COUNT(DISTINCT activity) FROM occurrences")
+        return int(entities), int(activities)
+
+
+def match_activities(reads: LibraryReads, query: str, vector: np.ndarray | None, *, floor: float = 0.5,
+                     within: float = 0.05, most: int = 5) -> list[tuple[str, str, float]]:
+    """The activities a query names: the one whose normalised label is the query's words, else the
+    labels whose vectors are within ``within`` of the best cosine (at least ``floor``), at most ``most``."""
+    known = reads.activities()
+    words = _norm(query)
+    exact = [(a, label, 1.0) for a, label, _ in known if a == words]
+    if exact or vector is None:
+        return exact
+    q = np.asarray(vector, dtype=np.float32)
+    q = q / (float(np.linalg.norm(q)) or 1.0)
+    scored = []
+    for a, label, v in known:
+        if v is not None and len(v) == len(q):
+            scored.append((a, label, float(v @ q) / (float(np.linalg.norm(v)) or 1.0)))
+    best = max((s for _, _, s in scored), default=0.0)
+    keep = [x for x in scored if x[2] >= max(floor, best - within)]
+    return sorted(keep, key=lambda x: (-x[2], x[0]))[:most]
