@@ -13,8 +13,7 @@ from memtools.errors import MemtoolsError, ToolError
 from memtools.schema import SCHEMA_VERSION, VideoGraph
 from memtools.store import Memory
 from memtools.tools import TOOL_SPECS, MemoryTools, SearchConfig
-
-__version__ = "0.1.0"
+from memtools.version import __version__
 
 __all__ = [
     "SCHEMA_VERSION",

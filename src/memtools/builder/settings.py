@@ -20,22 +20,15 @@ JSON for ``.json``); its ``[build]`` table (or its top level) holds backend opti
 from __future__ import annotations
 
 import importlib
-import json
 import os
-import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from memtools.builder.config import BuildConfig
+from memtools.config_file import load_config_file
 from memtools.errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # a dependency on Python 3.10 (pyproject.toml)
-    import tomli as tomllib
 
 ENV_PREFIX = "MEMTOOLS_"
 BACKEND_KEYS = ("vlm", "base_url", "api_key_env", "replay", "record", "embedder", "preset")
@@ -52,29 +45,6 @@ class BuildSettings(BaseModel):
     record: str | None = None
     embedder: str | None = None
     config: BuildConfig = BuildConfig()
-
-
-def load_config_file(path: str | os.PathLike, table: str = "build") -> dict[str, Any]:
-    """The ``[table]`` of a TOML (or JSON) settings file; for ``build``, a file without tables is the
-    build table itself."""
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {p}: {exc}") from exc
-    try:
-        if p.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            data = tomllib.loads(text)
-    except ValueError as exc:
-        raise ConfigError(f"{p} is not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{p} must hold a table of settings")
-    section = data.get(table, data if table == "build" else {})
-    if not isinstance(section, dict):
-        raise ConfigError(f"[{table}] in {p} must be a table")
-    return section
 
 
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -23,15 +23,27 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from memtools.embed.base import normalize
 from memtools.embed.bert_ops import gelu
 
-if TYPE_CHECKING:
-    from memtools.embed.bert_numpy import NumpyBert
+
+class BertWeights(Protocol):
+    """What the query path reads of a ``NumpyBert`` (``memtools.embed.bert_numpy``), which builds
+    ``QueryWeights`` from itself: a protocol, so this module does not import that one back."""
+
+    layers: list[tuple]
+    dim: int
+    heads: int
+    word: np.ndarray
+    position: np.ndarray
+    token_type: np.ndarray
+    embed_norm: tuple[np.ndarray, np.ndarray]
+
+    def _norm(self, x: np.ndarray, params: tuple[np.ndarray, np.ndarray]) -> np.ndarray: ...
 
 _INT16_MAX = 32767
 
@@ -61,7 +73,7 @@ class QueryWeights:
     """The encoder layers of a ``NumpyBert`` for one sequence at a time (thread-safe: each thread
     widens the codes in its own buffer)."""
 
-    def __init__(self, model: NumpyBert, stop: threading.Event | None = None) -> None:
+    def __init__(self, model: BertWeights, stop: threading.Event | None = None) -> None:
         """``stop``: once set, the making of the codes ends at the next layer (InterruptedError)."""
         self.model = model
         self.layers: list[tuple] = []

@@ -81,10 +81,10 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, full: boo
 
     Files the previous version holds unchanged (same path, size and sha256 in its listing) are
     copied inside the store; ``full`` uploads every file instead (when the store's copies are doubted)."""
-    from memtools import __version__
     from memtools.store import Memory
     from memtools.store.catalog.manifest import now, read_manifest
     from memtools.store.integrity.checker import JOURNAL_FILE
+    from memtools.version import __version__
 
     if keep < 1:
         raise ConfigError(f"keep must be 1 or more versions, not {keep}")

@@ -119,7 +119,7 @@ def check_format(found: object, where: str) -> None:
     """``StoreError`` unless ``found`` (a listing's ``format``) is one this memtools reads."""
     if type(found) is int and found in KNOWN_FORMATS:
         return
-    from memtools import __version__
+    from memtools.version import __version__
 
     raise StoreError(f"{where} is in format {found!r}, which memtools {__version__} does not read (it reads format "
                      f"{', '.join(map(str, KNOWN_FORMATS))}): another memtools wrote it. Upgrade memtools here, or "

@@ -43,7 +43,7 @@ class _SearchSettings(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        from memtools.builder.settings import load_config_file
+        from memtools.config_file import load_config_file
         from memtools.errors import ConfigError
         from memtools.rerank import check_reranker_spec
 
