@@ -93,3 +93,10 @@ def test_the_old_memdreamer_importer_name_still_imports_with_a_warning():
         assert old.import_memdreamer is import_memdreamer
     with warnings.catch_warnings(), pytest.raises(AttributeError):
         old.nothing_here  # noqa: B018
+
+
+def test_no_module_is_over_400_lines():
+    """Small modules, named for what they do (STYLE.md): past 400 lines a module holds two things."""
+    long = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / "src").rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    assert long == {}, f"split these by concept: {long}"

@@ -18,7 +18,7 @@ import numpy as np
 
 from memtools.embed.base import normalize
 from memtools.embed.model_files import read_model_file
-from memtools.embed.transformers import _looks_like_path, _stable_name
+from memtools.embed.weights import looks_like_path, stable_name
 from memtools.errors import ConfigError, EmbeddingError
 
 _PILLOW_HINT = "install Pillow for image preprocessing: pip install 'memtools[local]'"
@@ -122,7 +122,7 @@ class _Loaded:
 def _reloadable_name(source: str) -> str:
     """The hub id (also for a hub-cache folder), else the absolute folder: the manifest records this
     name, and readers (MCP servers, ``memtools ask``) reload the model from it."""
-    name = _stable_name(source)
+    name = stable_name(source)
     if Path(source).is_dir() and name == Path(source).resolve().name:
         return str(Path(source).resolve())
     return name
@@ -159,7 +159,7 @@ def _load(embedder: TransformersImageEmbedder) -> _Loaded:
                              "pip install 'memtools[local]' (CPU build: add --extra-index-url "
                              "https://download.pytorch.org/whl/cpu)") from None
     source = embedder.source
-    if _looks_like_path(source) and not Path(source).is_dir():
+    if looks_like_path(source) and not Path(source).is_dir():
         raise EmbeddingError(f"no model folder at {source!r}; pass a CLIP/SigLIP folder or hub id")
     from transformers.utils import logging as hf_logging
 

@@ -44,3 +44,20 @@ def pooling_from_st_config(source: str) -> str | None:
     if modes is None:  # the old format: one boolean key per mode
         modes = [k.removeprefix("pooling_mode_") for k, on in config.items() if k.startswith("pooling_mode_") and on]
     return "+".join(_ST_POOLING.get(m, m) for m in modes) or None
+
+
+def pooling_from_architecture(config: Any) -> str:
+    """Last-token pooling for decoder-only (causal) models, mean pooling for encoders."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    if getattr(config, "is_encoder_decoder", False) or getattr(config, "is_causal", True) is False:
+        return "mean"
+    if any(arch.endswith("ForCausalLM") for arch in getattr(config, "architectures", None) or []):
+        return "last_token"
+    model_type = getattr(config, "model_type", "")
+    causal_only = (model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+                   and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES)
+    return "last_token" if causal_only else "mean"

@@ -23,8 +23,8 @@ import numpy as np
 from memtools.blas import blas_threads
 from memtools.embed import bert_numpy, weights
 from memtools.embed.base import normalize
-from memtools.embed.model_files import pooling_from_st_config, read_model_file
-from memtools.embed.weights import DEFAULT_MODEL_ID, bundled_model_path
+from memtools.embed.model_files import pooling_from_architecture, pooling_from_st_config, read_model_file
+from memtools.embed.weights import DEFAULT_MODEL_ID, looks_like_path, resolve_source, stable_name
 from memtools.errors import ConfigError, EmbeddingError
 
 if TYPE_CHECKING:
@@ -94,8 +94,8 @@ class TransformersEmbedder:
         # The default model, wherever it lives (``default:FOLDER`` names a copy): its files are found,
         # or their absence explained, by ``weights.default_model_folder``.
         self._is_default = model_name_or_path is None or DEFAULT_MODEL_ID in (str(model_name_or_path), name)
-        self._source = _resolve_source(model_name_or_path)
-        self._name = name or (DEFAULT_MODEL_ID if self._is_default else _stable_name(self._source))
+        self._source = resolve_source(model_name_or_path)
+        self._name = name or (DEFAULT_MODEL_ID if self._is_default else stable_name(self._source))
         self._requested_pooling: str = pooling
         self._requested_device = device
         self.batch_size = batch_size
@@ -239,7 +239,7 @@ class TransformersEmbedder:
         source = self._source
         if self._is_default:
             source = weights.default_model_folder(source)
-        elif not Path(source).is_dir() and not _looks_like_path(source):  # a hub id
+        elif not Path(source).is_dir() and not looks_like_path(source):  # a hub id
             cached = weights.cached_snapshot(source)
             if cached is None and _torch_installed():
                 return None
@@ -295,7 +295,7 @@ def _load_model(embedder: TransformersEmbedder) -> _Loaded:
     if embedder._is_default:
         embedder._source = weights.default_model_folder(embedder._source)
     source = embedder._source
-    if _looks_like_path(source) and not Path(source).is_dir():
+    if looks_like_path(source) and not Path(source).is_dir():
         raise EmbeddingError(f"no model folder at {source!r}.\n{_OFFLINE_HINT}")
     bar_was_on = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
@@ -324,7 +324,7 @@ def _load_model(embedder: TransformersEmbedder) -> _Loaded:
     tokenizer.padding_side = "right"  # natural positions for every model; pooling copes either way
     pooling = embedder._requested_pooling
     if pooling == "auto":
-        pooling = pooling_from_st_config(source) or _pooling_from_architecture(config)
+        pooling = pooling_from_st_config(source) or pooling_from_architecture(config)
     if pooling not in _POOLERS:
         raise EmbeddingError(
             f"{source!r} asks for {pooling!r} pooling, which memtools does not implement; "
@@ -334,46 +334,6 @@ def _load_model(embedder: TransformersEmbedder) -> _Loaded:
     max_length = min(embedder.max_length, limit) if isinstance(limit, int) and limit > 0 else embedder.max_length
     takes_token_types = "token_type_ids" in inspect.signature(model.forward).parameters
     return _Loaded(tokenizer, model, device, pooling, int(config.hidden_size), max_length, takes_token_types)
-
-
-def _resolve_source(model_name_or_path: str | os.PathLike[str] | None) -> str:
-    """The folder or hub id to load; the default id maps to a local copy when there is one."""
-    if model_name_or_path is None or str(model_name_or_path) == DEFAULT_MODEL_ID:
-        return weights.default_source()
-    return os.path.expanduser(os.fspath(model_name_or_path))
-
-
-def _looks_like_path(source: str) -> bool:
-    return source.startswith((".", "~", os.sep)) or source.count("/") > 1 or Path(source).is_absolute()
-
-
-def _stable_name(source: str) -> str:
-    """A name that does not depend on where the model files live on this machine."""
-    if not Path(source).is_dir():
-        return source  # a hub id
-    resolved, bundled = Path(source).resolve(), bundled_model_path()
-    if bundled is not None and resolved == bundled.resolve():
-        return DEFAULT_MODEL_ID
-    if resolved.parent.name == "snapshots" and resolved.parent.parent.name.startswith("models--"):
-        return resolved.parent.parent.name.removeprefix("models--").replace("--", "/")  # HF cache
-    return resolved.name
-
-
-def _pooling_from_architecture(config: Any) -> str:
-    """Last-token pooling for decoder-only (causal) models, mean pooling for encoders."""
-    from transformers.models.auto.modeling_auto import (
-        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
-        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
-    )
-
-    if getattr(config, "is_encoder_decoder", False) or getattr(config, "is_causal", True) is False:
-        return "mean"
-    if any(arch.endswith("ForCausalLM") for arch in getattr(config, "architectures", None) or []):
-        return "last_token"
-    model_type = getattr(config, "model_type", "")
-    causal_only = (model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-                   and model_type not in MODEL_FOR_MASKED_LM_MAPPING_NAMES)
-    return "last_token" if causal_only else "mean"
 
 
 def _nvidia_gpu_visible() -> bool:

@@ -149,3 +149,26 @@ def _hub_reason(exc: Exception) -> str:
         return _OFFLINE_REASON
     first_line = (str(exc).strip().splitlines() or [name])[0]
     return f"it is not in the Hugging Face cache and the hub could not be reached ({first_line[:200]})"
+
+
+def resolve_source(model_name_or_path: str | os.PathLike[str] | None) -> str:
+    """The folder or hub id to load; the default id maps to a local copy when there is one."""
+    if model_name_or_path is None or str(model_name_or_path) == DEFAULT_MODEL_ID:
+        return default_source()
+    return os.path.expanduser(os.fspath(model_name_or_path))
+
+
+def looks_like_path(source: str) -> bool:
+    return source.startswith((".", "~", os.sep)) or source.count("/") > 1 or Path(source).is_absolute()
+
+
+def stable_name(source: str) -> str:
+    """A name that does not depend on where the model files live on this machine."""
+    if not Path(source).is_dir():
+        return source  # a hub id
+    resolved, bundled = Path(source).resolve(), bundled_model_path()
+    if bundled is not None and resolved == bundled.resolve():
+        return DEFAULT_MODEL_ID
+    if resolved.parent.name == "snapshots" and resolved.parent.parent.name.startswith("models--"):
+        return resolved.parent.parent.name.removeprefix("models--").replace("--", "/")  # HF cache
+    return resolved.name
