@@ -17,6 +17,7 @@ clauses), not the cost of embedding every payload with the model.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import time
@@ -70,7 +71,8 @@ def build(hours: float, seed: int, workdir: Path, rebuild: bool, batch_hours: fl
     spent_before = earlier[-1]["build_s"] if earlier else 0.0  # seconds of earlier, stopped runs
     run = earlier[-1]["run"] + 1 if earlier else 1
     start = time.perf_counter()
-    with Memory.create(path, embedder) as memory:
+    # MEMTOOLS_BENCH_ENGINE: the graph engine (engine_policy.py builds one memory per engine)
+    with Memory.create(path, embedder, graph_engine=os.environ.get("MEMTOOLS_BENCH_ENGINE", "kuzu")) as memory:
         done = _written(memory)
         todo = [vid for vid, _ in plan if vid not in done]
         print(f"building {hours:g} h: {len(plan)} videos ({len(done)} already written"
