@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from memtools.embed import TransformersEmbedder
-from memtools.embed.transformers import bundled_model_path
+from memtools.embed.weights import bundled_model_path
 from memtools.errors import ConfigError
 
 pytest.importorskip("torch")
