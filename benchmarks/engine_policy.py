@@ -5,9 +5,10 @@
 
 For each engine, one after the other on the same machine and load:
 
-* the conformance suite (``tests/conformance``) and the kill-point matrix (``tests/faults``, the
-  random-kill subset included) in a child pytest with ``MEMTOOLS_TEST_ENGINE=<engine>``: passed,
-  failed, seconds;
+* the conformance suite (``tests/conformance``) in a child pytest with
+  ``MEMTOOLS_TEST_ENGINE=<engine>``: passed, failed, seconds;
+* real kills (``crash_random.py --kills K``: SIGKILL at drawn instants and inside the engine's
+  commits, every operation): runs, stuck, differing, per engine;
 * ``tool_latency.py --hours ...`` on a memory built on that engine (``MEMTOOLS_BENCH_ENGINE``):
   p50 of every tool, warm;
 * a ``--import-mb`` MB dense-caption import (``import_bounded.write_file``, the ``test:384``
@@ -96,6 +97,7 @@ def main() -> None:
     parser.add_argument("--hours", default="100,1000", help="library sizes for tool_latency.py")
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--import-mb", type=float, default=10.0)
+    parser.add_argument("--kills", type=int, default=3, help="crash_random.py kills per operation, engine and mode")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "memtools-engine-policy")
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: tests,latency,import")
     args = parser.parse_args()
@@ -104,11 +106,13 @@ def main() -> None:
     print(f"# Graph engines side by side ({cpu_model()}, {os.cpu_count()} CPUs, {load_average()})\n")
 
     if "tests" not in skip:
-        rows = []
-        for engine in ENGINES:
-            rows.append([engine, "conformance", *pytest_counts(engine, ["tests/conformance"])])
-            rows.append([engine, "kill points + random kills", *pytest_counts(engine, ["tests/faults"])])
-        print(markdown_table(["engine", "suite", "passed", "failed", "skipped/xfailed", "seconds"], rows), "\n")
+        rows = [[engine, *pytest_counts(engine, ["tests/conformance"])] for engine in ENGINES]
+        print("The conformance suite:\n")
+        print(markdown_table(["engine", "passed", "failed", "skipped/xfailed", "seconds"], rows), "\n")
+        print(f"Real kills ({args.kills} per operation, engine and mode):\n", flush=True)
+        subprocess.run([sys.executable, str(ROOT / "benchmarks/crash_random.py"), "--kills", str(args.kills),
+                        "--engines", ",".join(ENGINES)], cwd=ROOT, check=False)
+        print()
 
     if "import" not in skip:
         source = args.workdir / "captions.json"
