@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -78,17 +77,19 @@ def caption_import(engine: str, source: Path, workdir: Path) -> list[str]:
     memory = workdir / f"import-{engine}"
     shutil.rmtree(memory, ignore_errors=True)
     memtools = Path(sys.executable).with_name("memtools")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    # a fresh parent whose only child is the import: its RUSAGE_CHILDREN peak is the import's alone
+    parent = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:], capture_output=True).returncode; "
+              "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
     started = time.perf_counter()
-    done = subprocess.run([str(memtools), "import-captions", str(source), "--memory", str(memory),
-                           "--embedder", "test:384", "--graph-engine", engine], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", parent, str(memtools), "import-captions", str(source), "--memory",
+                           str(memory), "--embedder", "test:384", "--graph-engine", engine],
+                          capture_output=True, text=True)
     seconds = time.perf_counter() - started
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if done.returncode:
-        return ["FAILED", done.stderr.strip().splitlines()[-1][:80] if done.stderr.strip() else "", ""]
+    code, peak_kib = (int(v) for v in done.stdout.split()[-2:])
+    if code:
+        return ["FAILED", f"exit {code}", ""]
     check = subprocess.run([str(memtools), "check", "--memory", str(memory)], capture_output=True, text=True)
-    # ru_maxrss of children is the largest child so far: a later, smaller child does not show
-    rss = f"{peak / 1024:,.0f} MiB" if peak > before else "<= the previous"
+    rss = f"{peak_kib / 1024:,.0f} MiB"
     return [f"{seconds:.0f}", rss, "clean" if check.returncode == 0 else "DAMAGED"]
 
 
