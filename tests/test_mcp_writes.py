@@ -14,11 +14,11 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp_support import Client, _snake, http_server, make_memory, mcp_command
+from memtools.changes.tool_specs import WRITE_TOOL_SPECS
 from memtools.errors import ConfigError
 from memtools.mcp import serve
 from memtools.mcp.sdk import SDK_MAJOR
 from memtools.tools import TOOL_SPECS
-from memtools.tools.write_specs import WRITE_TOOL_SPECS
 from test_mcp_http_guard import Issuer
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ scope="memtools:write"`` (RFC 6750 §3.1) before the MCP app sees it (``refused_
 server lists write tools only to a caller that may write and checks again before running one.
 
 For a front end or tool author: mark a tool ``ToolSpec(..., write=True)`` and put it in
-``memtools.tools.write_specs.WRITE_TOOL_SPECS``; inside it, ``memtools.tools.caller.require_write()``
+``memtools.changes.tool_specs.WRITE_TOOL_SPECS``; inside it, ``memtools.tools.caller.require_write()``
 gives the caller (for the change log) or refuses.
 """
 

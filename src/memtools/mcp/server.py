@@ -14,6 +14,7 @@ import anyio.to_thread
 from mcp.types import CallToolResult, Resource, TextContent
 from mcp.types import Tool as MCPTool
 
+from memtools.changes.tool_specs import WRITE_TOOL_SPECS
 from memtools.errors import ConfigError
 from memtools.mcp import uris
 from memtools.mcp.adapter import (
@@ -36,7 +37,6 @@ from memtools.tools import TOOL_SPECS, MemoryTools, ToolOutcome
 from memtools.tools import messages as msg
 from memtools.tools.caller import acting_as
 from memtools.tools.provider import held
-from memtools.tools.write_specs import WRITE_TOOL_SPECS
 
 log = logging.getLogger(__name__)
 

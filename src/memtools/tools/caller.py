@@ -1,6 +1,6 @@
 """Who is calling: the front end and person behind a request, and whether they may change the memory.
 
-One ``contextvars`` value, ``CALLER``, read by the write tools (``memtools.tools.write_tools``) and by
+One ``contextvars`` value, ``CALLER``, read by the write tools (``memtools.changes.tool_specs``) and by
 the change log (``memtools.changes``), set by each front end around the work it does for someone:
 
 - Python (``memtools.changes`` called directly): the default, ``Caller("python", <user>, may_write=True)``;

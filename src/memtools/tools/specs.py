@@ -190,7 +190,7 @@ class ToolSpec:
     write: bool = False
     """A tool that changes the memory: served over MCP only with ``--allow-writes``, listed and callable only
     for a caller that may write (``memtools.mcp.permission``); kept out of ``TOOL_SPECS`` (the read catalogue
-    every front end builds its tools from) and listed in ``memtools.tools.write_specs.WRITE_TOOL_SPECS``."""
+    every front end builds its tools from) and listed in ``memtools.changes.tool_specs.WRITE_TOOL_SPECS``."""
 
     def call(self, tools: MemoryTools, arguments: dict[str, Any] | BaseModel) -> Any:
         """Validate arguments with the spec's model and run the tool."""

@@ -1,7 +1,13 @@
-"""The write tools an assistant may call (``memtools serve --allow-writes``): notes, entity corrections,
-forgetting a video, undo and the change log. Each wraps ``memtools.changes`` for ``ToolSpec.invoke``:
-it refuses a caller that may only read (``require_write``), runs the change as that caller (the change
-log records the front end and who) and returns a ``ChangeResult`` naming the change id to undo it.
+"""The tools that change the memory (``ToolSpec(..., write=True)``), apart from the read catalogue
+``TOOL_SPECS``: notes, entity corrections, forgetting a video, undo and the change log.
+
+The MCP server serves them only when started with ``--allow-writes``, and lists and runs them only
+for a caller that may write (``memtools.mcp.permission``). Front ends that only read (the LangChain
+tools, the ORA loop, ``memtools tool``) never see them. Each wraps ``memtools.changes`` for
+``ToolSpec.invoke``: it refuses a caller that may only read (``require_write``), runs the change as
+that caller (the change log records the front end and who) and returns a ``ChangeResult`` naming
+the change id to undo it. They live beside the changes, not in ``memtools.tools``, so the read
+tools never import the write path.
 """
 
 from __future__ import annotations
@@ -10,13 +16,23 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from memtools import changes
+from memtools.changes import actions as changes
 from memtools.changes.edits import MAX_NOTE_CHARS
 from memtools.tools.caller import require_write
 from memtools.tools.core import MemoryTools
 from memtools.tools.results import ToolResult
 from memtools.tools.specs import ToolSpec, _Args
-from memtools.tools.write_specs import register
+
+WRITE_TOOL_SPECS: dict[str, ToolSpec] = {}
+"""Filled below, by ``register``."""
+
+
+def register(*specs: ToolSpec) -> None:
+    """Add write tools to the catalogue (each must say ``write=True``)."""
+    for spec in specs:
+        if not spec.write:
+            raise ValueError(f"{spec.name} is not marked write=True")
+        WRITE_TOOL_SPECS[spec.name] = spec
 
 EntityId = Annotated[str, Field(max_length=256, description=(
     "Entity id from search_entities or get_entity_timeline, e.g. '<video>/entity_003' (a mention id like "
