@@ -92,7 +92,7 @@ def run_migrate(args: argparse.Namespace) -> int:
 def _copy_folder(source: Path, target: Path, *, link: bool) -> None:
     """The memory without its graph: manifest, list of videos, tables, frames, work (``link``: symlinks to the
     source's, for an in-place migration whose import child only reads them)."""
-    from memtools.store.catalog.videos import copy_catalog
+    from memtools.store.catalog.copying import copy_catalog
     from memtools.store.library.layer import LIBRARY
 
     target.mkdir(parents=True, exist_ok=True)

@@ -172,28 +172,6 @@ class Memory(MemoryWrites):
             memory.recover_if_left()
         return memory
 
-    def recover_if_left(self) -> str | None:
-        """Finish or undo a write a killed process left here (``memtools.store.writes.recovery``), if any, when
-        this process may write the folder; returns what was done. A failure is logged, not raised: the
-        reads that need the recovery say so, and ``memtools recover`` reports the cause."""
-        left = integrity.pending_recovery(self.path, self.graph_file.name) if os.access(self.path, os.W_OK) else []
-        if not left:
-            return None
-        try:
-            return self.finish_recovery() or f"the graph engine finished its last commit ({', '.join(left)})"
-        except (MemoryBusy, StoreError) as exc:
-            log.warning("could not finish the write a killed process left in %s: %s", self.path, exc)
-            return None
-
-    def finish_recovery(self) -> str | None:
-        """As a writer: finish or undo a write a killed process left (``memtools recover``); returns what
-        was done, None when nothing was left."""
-        with self._writing(guard=False):
-            done = self._recovered
-        if done:
-            log.info("%s: %s", self.path, done)
-        return done
-
     @property
     def graph_file(self) -> Path:
         """The graph engine's database file."""

@@ -2,11 +2,10 @@
 
 from memtools.errors import ToolError
 from memtools.tools.core import MemoryTools
+from memtools.tools.frame_results import FrameItem, Frames
 from memtools.tools.invoke import ToolOutcome
 from memtools.tools.results import (
     EdgeItem,
-    FrameItem,
-    Frames,
     MacroEvents,
     MacroItem,
     NodeItem,

@@ -14,30 +14,25 @@ from memtools.errors import MemoryBusy, ToolBusy, ToolError, ToolNotFound
 from memtools.schema import (
     LABELS,
     VIDEO_ID_RE,
-    Entity,
     Keyframe,
     MacroEvent,
-    MicroEvent,
     NodeKind,
-    OcrText,
-    Speech,
     SuperEvent,
     kind_of_id,
 )
-from memtools.store import EdgeRow, Memory
+from memtools.store import Memory
 from memtools.store.catalog.failures import build_failure
 from memtools.store.outline import Outline
 from memtools.tools import messages as msg
 from memtools.tools.entities import EntityTools
+from memtools.tools.frame_results import Frames
 from memtools.tools.frame_text import describe_frames
 from memtools.tools.frames import inspect_window
 from memtools.tools.frames_search import FrameSearchTools
+from memtools.tools.items import edge_item, macro_item, node_item
 from memtools.tools.results import (
     EdgeItem,
-    Frames,
     MacroEvents,
-    MacroItem,
-    NodeItem,
     Relations,
     Subgraph,
     Summary,
@@ -71,38 +66,6 @@ __all__ = ["MAX_FRAMES", "MAX_IDS", "TOP_K_MAX", "MemoryTools"]
 def _range(name: str, value: float, low: float, high: float) -> None:
     if not (low <= value <= high):
         raise ToolError(msg.BAD_RANGE.format(name=name, low=low, high=high, value=value))
-
-
-def _macro_item(m: MacroEvent, super_label: str = "") -> MacroItem:
-    return MacroItem(id=m.id, super_id=m.super_id, super_label=super_label, label=m.label, t_start=m.t_start,
-                     t_end=m.t_end, key_entities=list(m.key_entities), summary=m.summary)
-
-
-def _node_item(node) -> NodeItem:
-    if isinstance(node, Entity):
-        kind = node.entity_type.value
-        text = node.name or node.description or kind.lower()
-        bits = [node.description if node.name else ""]
-        bits += [f"{k}: {v}" for k, v in node.attributes.items()]
-        if node.grounding.primary_time is not None:
-            bits.append(f"clearest at {hms(node.grounding.primary_time)}")
-        return NodeItem(id=node.id, kind="entity", text=f"{kind} {text}", detail="; ".join(b for b in bits if b))
-    if isinstance(node, MicroEvent):
-        who = " ".join(p for p in (node.subject, "->" if node.object else "", node.object) if p)
-        detail = "; ".join(b for b in (node.description, who) if b)
-        return NodeItem(id=node.id, kind="event", text=node.action or node.description, t_start=node.t_start,
-                        t_end=node.t_end, detail=detail if node.action else who)
-    if isinstance(node, Speech):
-        return NodeItem(id=node.id, kind="speech", text=brief(node, 400), t_start=node.t_start, t_end=node.t_end,
-                        detail=node.speaker or "")
-    assert isinstance(node, OcrText)
-    return NodeItem(id=node.id, kind="ocr", text=f'"{node.text}"', t_start=node.t_start, t_end=node.t_end,
-                    detail=node.description)
-
-
-def _edge_item(e: EdgeRow) -> EdgeItem:
-    return EdgeItem(source=e.source, target=e.target, category=e.category.value, label=e.label,
-                    description=e.description, other_text=brief(e.other))
 
 
 class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, WallClockTools):
@@ -274,7 +237,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, W
                                                      example="<video>/super_01", hint=msg.SUPER_HINT))
             macros = [m for m in self._known_outline(sup.video_id).macros if m.super_id == super_id
                       and (as_of is None or m.t_end <= as_of)]
-            return MacroEvents(macros=[_macro_item(m, sup.label) for m in macros])
+            return MacroEvents(macros=[macro_item(m, sup.label) for m in macros])
         macro_ids = list(macro_ids or [])  # given: checked above
         if len(macro_ids) > MAX_IDS:
             raise ToolError(msg.TOO_MANY_IDS.format(limit=MAX_IDS, n=len(macro_ids)))
@@ -286,7 +249,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, W
         if not macros:
             raise ToolNotFound(msg.BAD_ID.format(what="macro event", node_id=missing[0],
                                                  example="<video>/macro_0003", hint=msg.MACRO_HINT))
-        return MacroEvents(macros=[_macro_item(m, getattr(self._lookup(m.super_id, SuperEvent), "label", ""))
+        return MacroEvents(macros=[macro_item(m, getattr(self._lookup(m.super_id, SuperEvent), "label", ""))
                                    for m in macros], missing=missing)
 
     def get_subgraph(self, macro_id: str, as_of_sec: float | None = None) -> Subgraph:
@@ -302,12 +265,12 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, W
         sup = self._lookup(macro.super_id, SuperEvent)
         with self._reading() as g:
             nodes, edges = g.subgraph(macro_id)
-        items = [_node_item(n) for n in nodes]
+        items = [node_item(n) for n in nodes]
         events = sorted((i for i in items if i.kind == "event"), key=lambda i: (i.t_start or 0, i.id))
         ocr = sorted((i for i in items if i.kind == "ocr"), key=lambda i: (i.t_start or 0, i.id))
         speech = sorted((i for i in items if i.kind == "speech"), key=lambda i: (i.t_start or 0, i.id))
         return Subgraph(
-            macro=_macro_item(macro, getattr(sup, "label", "")),
+            macro=macro_item(macro, getattr(sup, "label", "")),
             entities=[i for i in items if i.kind == "entity"], events=events, ocr=ocr, speech=speech,
             edges=[EdgeItem(source=s, target=t, category=c, label=lab, description=d) for s, t, c, lab, d in edges],
         )
@@ -326,7 +289,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, W
                   and (as_of is None or m.t_end <= as_of)]
         said = self._said(vid, start_sec, end_sec, as_of) if macros else {}
         return TimeResult(start_sec=start_sec, end_sec=end_sec, recorded_at=outline.video.recorded_at, matches=[
-            TimeMatch(video_id=m.video_id, macro=_macro_item(m, getattr(outline.by_id.get(m.super_id), "label", "")),
+            TimeMatch(video_id=m.video_id, macro=macro_item(m, getattr(outline.by_id.get(m.super_id), "label", "")),
                       speech=[brief(u, 120) for u in said.get(m.id, [])[:SPEECH_PER_MATCH]],
                       speech_total=len(said.get(m.id, [])))
             for m in macros])
@@ -350,8 +313,8 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, W
         kind = kind_of_id(node_id)
         return Relations(
             node_id=node_id, kind=kind.value if kind else "node", text=brief(node, 200),
-            outgoing=[_edge_item(e) for e in edges if e.source == node_id],
-            incoming=[_edge_item(e) for e in edges if e.target == node_id],
+            outgoing=[edge_item(e) for e in edges if e.source == node_id],
+            incoming=[edge_item(e) for e in edges if e.target == node_id],
         )
 
     # --- inspect ------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memtools.errors import VideoError
 from memtools.schema import Keyframe, MacroEvent, Video
-from memtools.tools.results import FrameItem, Frames
+from memtools.tools.frame_results import FrameItem, Frames
 from memtools.tools.text import span
 
 log = logging.getLogger(__name__)

@@ -14,9 +14,9 @@ from memtools.errors import ToolError, ToolNotFound
 from memtools.store.base import SearchFilter
 from memtools.store.tables.keyframe_index import FrameRow
 from memtools.tools import messages as msg
+from memtools.tools.frame_results import FrameItem, Frames
 from memtools.tools.frame_text import describe_frames
 from memtools.tools.host import ToolsHost
-from memtools.tools.results import FrameItem, Frames
 from memtools.tools.text import span
 
 FRAMES_TOP_K = 6

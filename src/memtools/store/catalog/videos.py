@@ -369,21 +369,6 @@ class VideoCatalog:
         return self._transaction(work)
 
 
-def copy_catalog(source: Path, target: Path) -> None:
-    """Copy ``videos.sqlite`` of one memory folder into another, consistently: SQLite's backup reads one
-    snapshot (and first rolls back a transaction a killed writer left). Call it holding ``memtools.lock``."""
-    if not (Path(source) / CATALOG).is_file():
-        return  # a legacy memory: its memtools.json lists the videos
-    src = sqlite3.connect(Path(source) / CATALOG, timeout=WRITE_TIMEOUT_S)
-    dst = sqlite3.connect(Path(target) / CATALOG)
-    try:
-        src.backup(dst)
-        dst.execute("PRAGMA journal_mode=DELETE")
-    finally:
-        dst.close()
-        src.close()
-
-
 def _upsert(conn: sqlite3.Connection, rows: Iterable[tuple[str, VideoEntry, int]]) -> None:
     conn.executemany(
         "INSERT INTO videos VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET title = excluded.title, "

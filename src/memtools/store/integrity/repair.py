@@ -28,16 +28,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtools.errors import MemoryBusy, StoreError
-from memtools.store.catalog.manifest import MANIFEST, VideoEntry, now, read_manifest, write_manifest
+from memtools.store.catalog.manifest import VideoEntry, now, read_manifest, write_manifest
 from memtools.store.catalog.videos import CATALOG
 from memtools.store.integrity import checker as integrity
 from memtools.store.integrity import leftovers
@@ -46,6 +43,7 @@ from memtools.store.integrity.frame_files import restore_images
 from memtools.store.integrity.keyframe_check import repair_keyframes
 from memtools.store.integrity.lance_check import drop_broken_indexes, table_folder, vector_dim
 from memtools.store.integrity.navigation_check import repair_navigation
+from memtools.store.integrity.repair_snapshot import RepairSnapshot
 from memtools.store.integrity.repair_vectors import rebuild_vectors
 from memtools.store.integrity.time_check import layer_missing, repair_times, upgrade_times
 from memtools.store.library import layer as library
@@ -105,7 +103,7 @@ def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *
     if (before.ok and not upgrade) or not (upgrade or forget_lost or any(p.repairable for p in before.problems)):
         result.after = before  # nothing repair could derive: the memory is not even opened for writing
         return result
-    snapshot = _Snapshot.take(memory)
+    snapshot = RepairSnapshot.take(memory)
     try:
         if all(p.part == "times" for p in before.problems):
             upgrade_times(memory, result.done, times)
@@ -141,7 +139,7 @@ def _plain(exc: BaseException) -> str:
 
 
 def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Callable[[str], None],
-            forget_lost: bool, snapshot: _Snapshot, times: RecordingRule | None) -> None:
+            forget_lost: bool, snapshot: RepairSnapshot, times: RecordingRule | None) -> None:
     path = memory.path
     manifest = read_manifest(path)
     problems, mend = _settle_dimension(memory, manifest, before)  # may refuse: nothing has changed yet
@@ -316,99 +314,3 @@ def _remove_leftovers(memory: MemoryParts, result: RepairResult) -> None:
         if folder.is_dir() and folder.name not in known:
             shutil.rmtree(folder, ignore_errors=True)
             result.done.append(f"removed frames/{folder.name} (a video the manifest does not list)")
-
-
-@dataclass
-class _Snapshot:
-    """What repair may change, as it was: the manifest's bytes and each lance table's version."""
-
-    manifest: bytes
-    catalog: bytes | None  # videos.sqlite as it was (None: there was none)
-    versions: dict[str, tuple[Any, int | None, bool]]  # name -> (handle, version or None, existed)
-    swaps: list[AsideTable] = field(default_factory=list)
-    moved: list[tuple[Path, Path]] = field(default_factory=list)  # (original, where it went)
-
-    @classmethod
-    def take(cls, memory: MemoryParts) -> _Snapshot:
-        handles: dict[str, Any] = {"nodes": memory.vectors_unchecked, "entities": memory.entities}
-        if memory.keyframes is not None:
-            handles["keyframes"] = memory.keyframes
-        versions = {}
-        for name, handle in handles.items():
-            try:
-                version = handle.version()
-            except Exception:  # noqa: BLE001 - unreadable: only ever replaced by a swap, never edited
-                version = None
-            versions[name] = (handle, version, version is not None or _exists(memory, name))
-        catalog = memory.path / CATALOG
-        return cls((memory.path / MANIFEST).read_bytes(), catalog.read_bytes() if catalog.is_file() else None,
-                   versions)
-
-    def restore(self, memory: MemoryParts) -> None:
-        """Put everything back; each step on its own, so one that fails does not stop the others."""
-        for swap in reversed(self.swaps):
-            with _logged(f"putting the old {swap.name} table back"):
-                swap.undo_swap()
-        swapped = {swap.name for swap in self.swaps}
-        for name, (handle, version, existed) in self.versions.items():
-            if version is not None or not existed:
-                with _logged(f"rolling the {name} table back"):
-                    handle.refresh()
-                    if version is not None and name not in swapped and _version(handle) == version:
-                        continue  # untouched: left byte for byte as it was
-                    if version is not None or _exists(memory, name):
-                        handle.restore(version)  # None: it did not exist, so the repair's new table goes
-        for original, moved in self.moved:
-            with _logged(f"putting {original.name} back"):
-                original.unlink(missing_ok=True)
-                moved.rename(original)
-        with _logged(f"putting {CATALOG} back"):
-            _put_back(memory.path / CATALOG, self.catalog)
-        with _logged("putting the manifest back"):
-            _put_back(memory.path / MANIFEST, self.manifest)
-
-    def forget_old(self) -> None:
-        for swap in self.swaps:
-            swap.forget_old()
-
-
-def _put_back(file: Path, content: bytes | None) -> None:
-    """``file`` with these bytes again, by rename (None: it did not exist)."""
-    if content is None:
-        file.unlink(missing_ok=True)
-        return
-    if file.is_file() and file.read_bytes() == content:
-        return
-    fd, tmp = tempfile.mkstemp(prefix=".memtools-", suffix=".restore", dir=file.parent)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(content)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, file)
-
-
-def _version(handle: Any) -> int | None:
-    try:
-        return handle.version()
-    except Exception:  # noqa: BLE001 - unreadable now: roll it back
-        return None
-
-
-def _exists(memory: MemoryParts, name: str) -> bool:
-    index = memory.vectors_unchecked
-    folder = table_folder(index, name)
-    if folder is not None:
-        return folder.is_dir()
-    try:
-        return name in index._db.list_tables().tables
-    except Exception:  # noqa: BLE001 - unreachable: nothing to roll back there
-        return False
-
-
-@contextlib.contextmanager
-def _logged(doing: str):
-    try:
-        yield
-    except Exception as exc:  # noqa: BLE001 - a rollback step that fails is logged; the others still run
-        log.warning("repair: %s failed: %s", doing, exc)
-        log.debug("repair: %s failed", doing, exc_info=exc)

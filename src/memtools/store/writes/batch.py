@@ -32,32 +32,28 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from memtools.errors import ConfigError, MemoryBusy, StoreError
+from memtools.errors import ConfigError, StoreError
 from memtools.schema import VideoGraph
 from memtools.store.base import VideoWrites
-from memtools.store.catalog.manifest import VideoEntry, migrate_legacy, now, read_manifest, write_manifest
+from memtools.store.catalog.manifest import VideoEntry, now, read_manifest, write_manifest
 from memtools.store.faults import fault_point
-from memtools.store.file_lock import try_lock, unlock
-from memtools.store.graph.cypher import writer_pool_mb
-from memtools.store.integrity import checker as integrity
-from memtools.store.integrity.checker import INTENT_FILE, LOCK_FILE
 from memtools.store.library import layer as library
 from memtools.store.tables import keyframe_vectors, voices
 from memtools.store.tables.entities import entity_rows
 from memtools.store.tables.payload import index_rows
 from memtools.store.writes import frame_swap, recovery
+from memtools.store.writes.lock import WriterLock
 from memtools.store.writes.recording_times import stamp_times, time_entries, times_of
 from memtools.wallclock import RecordingRule
 
 if TYPE_CHECKING:
     from memtools.embed.base import Embedder
     from memtools.embed.images import ImageEmbedder
-    from memtools.store.base import GraphEngine, GraphStore
+    from memtools.store.base import GraphEngine
     from memtools.store.catalog.manifest import Manifest
     from memtools.store.catalog.parts import MemoryParts
     from memtools.store.catalog.videos import VideoTotals
@@ -70,10 +66,9 @@ EMBED_BATCH = 4096  # texts per embedder call: the embedder sorts a call by leng
 BATCH_NODES = 30_000    # a write batch also ends once it holds this many nodes (keeps a batch within the pool)
 EMBED_CACHE_TEXTS = 50_000  # texts whose vectors an import keeps for reuse across batches
 INDEX_EVERY_NODES = 200_000  # a long write folds new rows into the lance indexes this often
-WRITE_BUFFER_MB = 512   # kuzu buffer pool of a writer: a batch must fit before COMMIT
 
 
-class MemoryWrites(VideoWrites):
+class MemoryWrites(WriterLock, VideoWrites):
     """The write half of ``Memory`` (the ``VideoWrites`` contract; ``write_video`` comes from it)."""
 
     recording_rule: RecordingRule = RecordingRule()  # finds written videos' recording starts (memtools.wallclock)
@@ -354,71 +349,4 @@ class MemoryWrites(VideoWrites):
 
     # --- writing ------------------------------------------------------------------------
 
-    def writes_paused(self) -> contextlib.AbstractContextManager[None]:
-        """Hold the writers' lock: no write of any process starts or is mid-way meanwhile (``memtools publish``)."""
-        return self._process_lock()
-
-    @contextlib.contextmanager
-    def _process_lock(self) -> Iterator[None]:
-        """``memtools.lock``: one writing process at a time (and this process's writes serialized). The thread
-        that holds it may enter again (a change in ``memtools.changes`` holds it around the write it makes)."""
-        with self._lock:
-            if getattr(self, "_lock_depth", 0):
-                self._lock_depth += 1
-                try:
-                    yield
-                finally:
-                    self._lock_depth -= 1
-                return
-            handle = open(self.path / LOCK_FILE, "a+")  # noqa: SIM115 - held for the block
-            try:
-                deadline = time.monotonic() + self.write_timeout
-                while not try_lock(handle):
-                    if time.monotonic() >= deadline:
-                        raise MemoryBusy(f"another process is writing to {self.path}; try again later") from None
-                    time.sleep(0.1)
-                if (migrated := migrate_legacy(self.path)) is not None:  # made before videos.sqlite: the first
-                    self.manifest, self._manifest_stamp = migrated, self._stamp()  # writer moves the entries
-                self._lock_depth = 1
-                yield
-            finally:
-                self._lock_depth = 0
-                unlock(handle)
-                handle.close()
-
-    @contextlib.contextmanager
-    def _writing(self, *, guard: bool = True) -> Iterator[GraphStore]:
-        """Exclusive write access: process lock, intent file, graph opened read-write.
-        Refuses (``MemoryDamaged``) on a damaged memory unless ``guard=False`` (repair)."""
-        with self._process_lock():
-            if guard:
-                self.manifest = read_manifest(self.path)
-                integrity.guard(cast("MemoryParts", self), writing=True)
-            intent = self.path / INTENT_FILE
-            intent.touch()
-            try:
-                self._release_graph()
-                deadline = time.monotonic() + self.write_timeout
-                graph = None
-                while graph is None:
-                    try:
-                        graph = self.graph_engine.open(self.graph_file, read_only=False,
-                                                       buffer_pool_mb=writer_pool_mb(self.graph_file, WRITE_BUFFER_MB))
-                    except MemoryBusy:
-                        if time.monotonic() >= deadline:
-                            raise MemoryBusy(
-                                f"readers kept {self.path} open for {self.write_timeout:.0f} s; try again"
-                            ) from None
-                        time.sleep(0.05)
-                try:
-                    self._recovered = recovery.recover(cast("MemoryParts", self), graph)
-                    if self._recovered is not None:
-                        self.manifest = read_manifest(self.path)
-                    if guard:
-                        recovery.check_before_write(cast("MemoryParts", self), graph)
-                    yield graph
-                finally:
-                    graph.close()
-            finally:
-                intent.unlink(missing_ok=True)
 
