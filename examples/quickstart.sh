@@ -5,8 +5,8 @@
 #
 #   bash examples/quickstart.sh [MEMORY_DIR]        (default: sample-memory)
 #
-# It writes only MEMORY_DIR, MEMORY_DIR-show and examples/sample/sample.mp4 (by default all three
-# ignored by git), so the checkout stays clean. The recognised words differ a little from CPU to CPU; the replay
+# It writes only MEMORY_DIR, MEMORY_DIR-week, MEMORY_DIR-show and examples/sample/sample.mp4 (by default all
+# four ignored by git), so the checkout stays clean. The recognised words differ a little from CPU to CPU; the replay
 # leaves them out of its keys and compares them by word error rate, so the memory is the same
 # everywhere. examples/redraw_doc_picture.sh redraws the README's timeline picture from it.
 #
@@ -41,6 +41,15 @@ memtools tool get_transcript --memory "$MEMORY" --start-sec 0 --end-sec 140
 echo
 echo '$ memtools tool get_entity_timeline --name ball'
 memtools tool get_entity_timeline --memory "$MEMORY" --name ball
+echo
+echo '$ memtools import-captions examples/sample/week.json --memory '"$MEMORY"'-week   (four days at home, with recording times)'
+memtools import-captions examples/sample/week.json --memory "$MEMORY-week" 2>/dev/null
+echo
+echo '$ memtools tool get_event_chain --activity "make coffee"   (a question across days: when did I last make coffee?)'
+memtools tool get_event_chain --memory "$MEMORY-week" --activity "make coffee"
+echo
+echo '$ memtools tool get_summary --video-id day/2026-11-19'
+memtools tool get_summary --memory "$MEMORY-week" --video-id day/2026-11-19
 echo
 echo '$ memtools show   (open the index.html it names in a browser)'
 memtools show --memory "$MEMORY" --out "$MEMORY-show" --quiet

@@ -180,3 +180,6 @@ def test_the_quickstart_builds_and_explores_the_sample_and_leaves_the_checkout_c
     assert "[event] sample/macro_0002/" in out.split("search_nodes")[-2]
     speech = out.split("what did the narrator say about the boxes?")[-1].split("get_transcript")[0]
     assert "sample/macro_0002/utt_" in speech and "boxes" in speech.lower()  # recognised words vary by CPU
+    days = out.split("get_event_chain")[-1]  # a question across days, on the bundled week of captions
+    assert "on 3 day(s)" in days and "last thu_kitchen" in days and "recorded 2026-11-19T07:55:00+01:00" in days
+    assert "Thursday 2026-11-19: 1 video recorded" in days

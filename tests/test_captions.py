@@ -127,3 +127,26 @@ def test_youcook2_import_finds_the_onion_steps(tmp_path):
         assert tools.get_subgraph(top.macro_id or top.id).events
         assert tools.search_by_time(0, 60, video_id=top.video_id).matches
         assert tools.get_relations(result.hits[0].id).incoming
+
+
+def test_the_bundled_week_answers_across_days_and_entity_tools_say_captions_hold_none(tmp_path):
+    """examples/sample/week.json (the quickstart's days): an activity across days is one call, and the
+    entity tools on a memory of captions say it holds events only, not that it is old."""
+    from pathlib import Path
+
+    from memtools.cli import main
+    from memtools.errors import ToolError
+    from memtools.store import Memory
+    from memtools.tools import MemoryTools
+
+    week = Path(__file__).resolve().parents[1] / "examples" / "sample" / "week.json"
+    memory = tmp_path / "week"
+    assert main(["import-captions", str(week), "--memory", str(memory)]) == 0  # the default embedder, as the quickstart
+    with Memory.open(memory) as m:
+        tools = MemoryTools(m)
+        chain = tools.get_event_chain("make coffee").render()
+        assert "3 time(s) in 3 video(s) on 3 day(s)" in chain and "last thu_kitchen" in chain
+        assert "thu_kitchen" in tools.get_summary(video_id="day/2026-11-19").render()
+        for call in (lambda: tools.get_entity_timeline(name="keys"), lambda: tools.search_entities("keys")):
+            with pytest.raises(ToolError, match="holds no entities"):
+                call()

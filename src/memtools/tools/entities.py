@@ -74,6 +74,8 @@ class EntityTools(LibraryTools):
         with self._reading():
             index = self.memory.entities
             if not index.exists():
+                if self.memory.manifest.video_totals().entity_videos == 0:
+                    raise ToolError(msg.NO_ENTITIES)  # events and speech only (a caption import)
                 raise ToolError(msg.NO_ENTITY_INDEX)
         return index
 

@@ -57,6 +57,11 @@ NO_ENTITY_NAME = (
     "no entity named like {name!r}{where}. Call search_entities(query={name!r}) for similar entities, or "
     "search_nodes for actions"
 )
+NO_ENTITIES = (
+    "this memory holds no entities (its videos were imported from captions or transcripts, which give "
+    "events and speech only): search_nodes finds what happened, get_event_chain(activity=...) an activity "
+    "across videos"
+)
 NO_ENTITY_INDEX = (
     "this memory has no entity profiles (it was written before memtools kept them); "
     "re-import or rebuild its videos to add them, meanwhile use search_nodes(node_types=['entity'])"
