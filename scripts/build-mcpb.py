@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import zipfile
 from pathlib import Path
@@ -28,6 +29,15 @@ def project() -> dict:
     else:  # pragma: no cover - 3.10 has tomli as a dependency of memtools
         import tomli as tomllib
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def memtools_version() -> str:
+    """The version pyproject.toml takes from ``src/memtools/version.py`` (its one place), read without importing."""
+    text = (ROOT / "src" / "memtools" / "version.py").read_text(encoding="utf-8")
+    found = re.search(r'^__version__ = "([^"]+)"', text, re.M)
+    if found is None:
+        raise SystemExit("src/memtools/version.py names no __version__")
+    return found.group(1)
 
 
 def manifest(version: str, description: str) -> dict:
@@ -73,7 +83,7 @@ def manifest(version: str, description: str) -> dict:
 
 def build(out: Path) -> Path:
     meta = project()
-    version = meta["version"]
+    version = memtools_version()
     out.mkdir(parents=True, exist_ok=True)
     bundle = out / f"memtools-{version}.mcpb"
     entry = (ROOT / "scripts" / "mcpb" / "main.py").read_text(encoding="utf-8").replace("@VERSION@", version)

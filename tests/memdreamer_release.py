@@ -13,7 +13,7 @@ LECTURE = "Lecture Hall (2)"
 LV = "Lecture_Hall_2"  # its video id
 
 
-def _jpeg(path: Path, shade: int) -> None:
+def write_jpeg(path: Path, shade: int) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     ok, data = cv2.imencode(".jpg", np.full((24, 32, 3), shade, np.uint8))
     assert ok
@@ -96,7 +96,7 @@ def write_lecture(root: Path) -> Path:
             {"source_id": "evt_001", "target_id": "macro_0001", "relation_label": "SUBEVENT_OF"},  # the hierarchy
         ],
     })
-    _jpeg(nested / "features" / "ent_001" / "best_frame.jpg", 200)
+    write_jpeg(nested / "features" / "ent_001" / "best_frame.jpg", 200)
     flat = phase2 / "episode_0001"  # flat layout, string numbers, slot-prefixed edge ends
     write_json(flat / "step5_subgraph.json", {
         "slot_id": "1", "start_sec": "60", "end_sec": "150",
@@ -108,7 +108,7 @@ def write_lecture(root: Path) -> Path:
         ],
         "edges": [{"source_id": "slot1_ent_001", "target_id": "slot1_evt_001", "relation_label": "performs"}],
     })
-    _jpeg(flat / "features" / "ent_001" / "best_frame.jpg", 90)
+    write_jpeg(flat / "features" / "ent_001" / "best_frame.jpg", 90)
     write_json(phase2 / "episode_0002" / "episode_0002" / "step5_subgraph.json", {  # absolute times
         "slot_id": 2, "start_sec": 150, "end_sec": 220,
         "nodes": [{"node_type": "OCRText", "node_id": "ocr_001", "text": "FRIDAY 9AM", "time_range": [160, 175]}],

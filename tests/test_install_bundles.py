@@ -41,7 +41,7 @@ def test_the_bundle_is_a_zip_with_an_mcpb_manifest(bundle):
         names = z.namelist()
     for field in ("manifest_version", "name", "version", "description", "author", "server"):
         assert manifest[field], field
-    assert f'version = "{manifest["version"]}"' in (ROOT / "pyproject.toml").read_text()
+    assert f'__version__ = "{manifest["version"]}"' in (ROOT / "src/memtools/version.py").read_text()
     server = manifest["server"]
     assert server["type"] == "python" and server["entry_point"] in names
     assert server["mcp_config"]["args"][0] == "${__dirname}/" + server["entry_point"]

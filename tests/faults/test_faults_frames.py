@@ -232,11 +232,11 @@ def _frames(memory: Path, video: str) -> dict[str, bytes]:
 def test_a_killed_memdreamer_reimport_leaves_the_old_or_the_new_frames(point, tmp_path, monkeypatch):
     import math
 
+    from memdreamer_release import LV, write_jpeg, write_lecture
     from memtools.embed import TestEmbedder
     from memtools.memdreamer import import_memdreamer
     from memtools.store import Memory
     from memtools.store.integrity.checker import check
-    from test_import_memdreamer import LV, _jpeg, write_lecture
 
     release = tmp_path / "release"
     write_lecture(release)
@@ -244,7 +244,7 @@ def test_a_killed_memdreamer_reimport_leaves_the_old_or_the_new_frames(point, tm
     with Memory.create(old_memory, TestEmbedder(64)) as mem:
         import_memdreamer(mem, release)
     for shade, image in enumerate(sorted(release.rglob("*.jpg"))):  # the new version: other pictures
-        _jpeg(image, 200 - 40 * shade)
+        write_jpeg(image, 200 - 40 * shade)
     shutil.copytree(old_memory, new_memory)
     shutil.copytree(old_memory, memory)
     with Memory.open(new_memory, TestEmbedder(64)) as mem:

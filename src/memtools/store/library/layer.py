@@ -80,6 +80,12 @@ class VideoLayer:
     occurrences: list[tuple[str, str, str, str, float, float, str, str | None]]
 
 
+def activity_labels(graph: VideoGraph) -> list[str]:
+    """The labels of ``graph``'s activities, as the layer embeds the new ones (a fleet worker embeds
+    them too, so its writer embeds nothing: ``memtools.builder.bundle_vectors``)."""
+    return [label for ev in graph.events if _norm(label := (ev.action or ev.description).strip())]
+
+
 def video_layer(graph: VideoGraph, rows: Iterable[Mapping[str, Any]]) -> VideoLayer:
     """The layer input of one video from its graph and its ``entities`` rows (with vectors)."""
     rows = [{**r, "timeline": _json(r["timeline"]), "mentions": _json(r["mentions"])} for r in rows]
