@@ -6,8 +6,9 @@ What a worker embeds is exactly what the writer would: the texts of ``index_rows
 searchable node and the video's root) and, with their entity vectors, the canonical entity
 profiles of ``entity_rows``, and the library layer's activity labels. The bundle carries them
 as ``text -> vector`` with the embedder's name and dimension; ``write_bundle`` refuses vectors
-made by another embedder than the memory's, and hands the rest to the writer as its embedding cache, where every text is then
-found (the writer embeds nothing). Keyframe image vectors are still made by the writer.
+made by another embedder than the memory's, and hands the rest to the writer as its embedding
+cache, where every text is then found (the writer embeds nothing). Keyframe image vectors are
+still made by the writer.
 
 A worker loads its embedder once per process, from the name the memory's manifest records
 (``embedder_for_name``), so nothing heavy is pickled with each task.
