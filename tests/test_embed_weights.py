@@ -47,7 +47,11 @@ def test_a_folder_the_user_names_comes_first(tmp_path, monkeypatch):
     embedder = TransformersEmbedder()
     assert embedder.source == str(folder)  # before the installed gt package
     assert embedder.name == DEFAULT_MODEL_ID  # the same model, so the same name in a memory's manifest
-    np.testing.assert_allclose(embedder.embed_query("a pan"), default_embedder().embed_query("a pan"), atol=1e-6)
+    # the same weights; a query may run on the int16 query layers or the float32 ones, depending on
+    # whether the background build of the int16 codes has finished (docs/speed.md: cosine >= 0.9999998)
+    mine, default = embedder.embed_query("a pan"), default_embedder().embed_query("a pan")
+    assert float(np.dot(mine, default)) > 0.99999
+    np.testing.assert_allclose(mine, default, atol=1e-4)
 
 
 @needs_model
