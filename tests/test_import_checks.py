@@ -9,6 +9,9 @@ import tracemalloc
 
 import pytest
 
+from caption_import_support import dense_file as _dense
+from caption_import_support import one_caption as _one
+from caption_import_support import run_import as _import
 from memtools.cli import main
 from memtools.errors import ImportFormatError, StoreError
 from memtools.importers.caption_checks import NON_FINITE, Caption, CaptionedVideo, ImportNotes, clean_captions
@@ -16,22 +19,6 @@ from memtools.importers.captions import read_caption_file, read_subtitles
 from memtools.importers.dense_captions import read_dense_captions, scan_dense_captions
 from memtools.store import Memory
 from memtools.store.graph.cypher import translate
-
-
-def _import(tmp_path, capsys, *files, extra=()):
-    memory = tmp_path / "m"
-    code = main(["import-captions", *map(str, files), "--memory", str(memory), "--embedder", "test:32", *extra])
-    out = capsys.readouterr()
-    return code, out.out, out.err, memory
-
-
-def _dense(path, videos):
-    path.write_text(json.dumps(videos), encoding="utf-8")
-    return path
-
-
-def _one(sentence="ok", start=1.0, end=2.0, duration=9.0):
-    return {"duration": duration, "timestamps": [[start, end]], "sentences": [sentence]}
 
 
 def test_every_repair_is_counted_with_file_video_and_caption(tmp_path, capsys):

@@ -3,25 +3,13 @@ file names, refused per video (never merged or silently changed), and a bad id l
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from caption_import_support import dense_file as _dense
+from caption_import_support import one_caption as _one
+from caption_import_support import run_import as _import
 from memtools.cli import main
 from memtools.store import Memory
-
-
-def _import(tmp_path, capsys, *files, extra=()):
-    memory = tmp_path / "m"
-    code = main(["import-captions", *map(str, files), "--memory", str(memory), "--embedder", "test:32", *extra])
-    out = capsys.readouterr()
-    return code, out.out, out.err, memory
-
-
-def _dense(path, videos):
-    path.write_text(json.dumps(videos), encoding="utf-8")
-    return path
-
 
 SRT_ONE = "1\n00:00:01,000 --> 00:00:03,000\nHello there\n"
 
@@ -31,8 +19,6 @@ def _srt(path, text=SRT_ONE):
     return path
 
 
-def _one(sentence="ok", start=1.0, end=2.0, duration=9.0):
-    return {"duration": duration, "timestamps": [[start, end]], "sentences": [sentence]}
 
 
 def _ids(memory):
