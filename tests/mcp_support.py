@@ -189,6 +189,18 @@ def v2_names(model: BaseModel) -> Any:
     return model if SDK_MAJOR == 2 else _Snake(model)
 
 
+@contextlib.asynccontextmanager
+async def http_streams(url: str, http_client: Any = None) -> Any:
+    """The SDK client's (read, write) streams over streamable HTTP: 1.x yields a third item (the session id
+    getter) and names the function streamablehttp_client in older releases; 2.x yields two."""
+    from mcp.client import streamable_http
+
+    connect = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
+    kwargs = {"http_client": http_client} if http_client is not None else {}
+    async with connect(url, **kwargs) as streams:
+        yield streams[0], streams[1]
+
+
 class Mcp1Client:
     """``mcp.Client``'s constructor and methods, on mcp 1.x: a server object, ``StdioServerParameters`` or a URL."""
 
@@ -200,7 +212,6 @@ class Mcp1Client:
     async def __aenter__(self) -> Mcp1Client:
         import anyio
         from mcp import ClientSession, StdioServerParameters, stdio_client
-        from mcp.client import streamable_http
         from mcp.shared.memory import create_client_server_memory_streams
 
         stack = await self._stack.__aenter__()
@@ -208,8 +219,7 @@ class Mcp1Client:
             if isinstance(self.target, StdioServerParameters):
                 read, write = await stack.enter_async_context(stdio_client(self.target))
             elif isinstance(self.target, str):
-                http = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
-                read, write, _ = await stack.enter_async_context(http(self.target))
+                read, write = await stack.enter_async_context(http_streams(self.target))
             else:  # a server in this process, over JSON-RPC on memory streams (2.x's "legacy" mode)
                 lowlevel = self.target._mcp_server
                 (read, write), (server_read, server_write) = await stack.enter_async_context(

@@ -11,9 +11,8 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
 
-from mcp_support import Client, _snake, http_server, make_memory, mcp_command
+from mcp_support import Client, _snake, http_server, http_streams, make_memory, mcp_command
 from memtools.changes.tool_specs import WRITE_TOOL_SPECS
 from memtools.errors import ConfigError
 from memtools.mcp import serve
@@ -40,7 +39,7 @@ WRITE_CALLS = {
 async def token_client(url: str, token: str) -> AsyncIterator[object]:
     """A client session over streamable HTTP that sends a bearer token (results read with 2.x's names)."""
     async with httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http, \
-            streamable_http_client(url, http_client=http) as (read, write, _), ClientSession(read, write) as session:
+            http_streams(url, http_client=http) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
 
         class Session:
