@@ -85,9 +85,9 @@ async def test_console_scripts_of_the_built_wheel_work_in_a_fresh_environment(tm
                     str(wheels), str(ROOT)], check=True, cwd=tmp_path)
     wheel = next(wheels.glob("memtools-*.whl"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    uv = shutil.which("uv")
-    if uv:
-        run = [uv, "tool", "run", "--from", str(wheel)]
+    uvx = shutil.which("uvx")  # in memtools[dev], so CI runs this branch
+    if uvx:
+        run = [uvx, "--from", str(wheel)]
         prefix_mcp, prefix_cli = [*run, "memtools-mcp"], [*run, "memtools"]
     else:
         venv = tmp_path / "venv"

@@ -151,7 +151,7 @@ def _serve_http(memory: Path, port: int, *extra: str, **env: str) -> subprocess.
         time.sleep(0.1)
 
 
-async def test_over_http_a_job_is_followed_and_a_flood_gets_503_with_retry_after(tmp_path, videos):
+async def test_over_http_a_job_is_followed_with_progress_and_a_flood_gets_503_with_retry_after(tmp_path, videos):
     memory = empty_memory(tmp_path)
     port = free_port()
     gate = tmp_path / "gate"
@@ -167,7 +167,18 @@ async def test_over_http_a_job_is_followed_and_a_flood_gets_503_with_retry_after
             flood = httpx.post(url, json=call, headers={"Accept": "application/json, text/event-stream"})
             assert flood.status_code == 503 and flood.headers["Retry-After"] == "30"
             gate.touch()
-            assert (await follow(client, job_id))["state"] == "done"
+            seen: list[str | None] = []
+
+            async def progress(value: float, total: float | None, message: str | None) -> None:
+                seen.append(message)
+
+            assert (await follow(client, job_id, progress))["state"] == "done"
+            assert seen and any("running" in (m or "") for m in seen)  # the answer streamed its progress
+            plain = httpx.post(url, json={"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {
+                "name": "get_job", "arguments": {"job_id": job_id}}},
+                headers={"Accept": "application/json, text/event-stream"})
+            assert plain.headers["content-type"].startswith("application/json")  # no progress asked: one JSON body
+            assert plain.json()["result"]["structuredContent"]["state"] == "done"
             found = await client.call_tool("search_nodes", {"query": "red ball", "top_k": 2})
             assert "sample/" in found.content[0].text
     finally:

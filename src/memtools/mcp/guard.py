@@ -19,7 +19,9 @@ routes alike), so no route can bypass it. In order, a request is:
    changes the memory and its token may only read (``memtools.mcp.permission``); every request
    that passes runs as its caller (``memtools.tools.caller.CALLER``: front end ``mcp``, the
    token's subject, whether it may write);
-5. answered 503 (``Retry-After: 1``) when ``max_connections`` requests are already in flight.
+5. answered 503 (``Retry-After: 1``) when ``max_connections`` requests are already in flight;
+6. answered with an event stream when it asks for progress, else with one JSON body
+   (``memtools.mcp.streaming``).
 
 Connections are limited before any of this, below the app (``memtools.mcp.connections``).
 """
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from memtools.mcp import permission
+from memtools.mcp import permission, streaming
 from memtools.tools.caller import acting_as
 
 log = logging.getLogger(__name__)
@@ -189,13 +191,17 @@ class Guard:
                           {"Allow": "POST"})
             return
         caller = permission.caller_of(scopes, who)
-        if auth is not None and not caller.may_write and self.gate.write_tools and path.rstrip("/") == MCP_PATH:
+        stream = False
+        if scope.get("method") == "POST" and path.rstrip("/") == MCP_PATH:
             read = await permission.read_body(receive)
             if read is None:
                 await _answer(send, 413, "the request is too large")
                 return
             body, messages = read
-            tool = permission.calls_a_write_tool(body, self.gate.write_tools)
+            receive = permission.replay(messages, receive)
+            stream = streaming.asks_for_progress(body, headers.get("accept", ""))
+            tool = (permission.calls_a_write_tool(body, self.gate.write_tools)
+                    if auth is not None and not caller.may_write and self.gate.write_tools else None)
             if tool is not None:
                 log.info("refused a call of %s by a token that may only read", tool)
                 await _answer(send, 403, f"the tool {tool} changes the memory, and this token may only read; use a "
@@ -203,13 +209,12 @@ class Guard:
                               {"WWW-Authenticate": permission.insufficient_scope(
                                   auth.challenge(base, "insufficient_scope"))})
                 return
-            receive = permission.replay(messages, receive)
         if self.in_flight >= self.gate.max_connections:
             await _answer(send, 503, "the server is busy; try again in a second", {"Retry-After": "1"})
             return
         self.in_flight += 1
         try:
-            with acting_as(caller):
+            with acting_as(caller), streaming.streamed(stream):
                 await self.app(scope, receive, send)
         finally:
             self.in_flight -= 1

@@ -4,8 +4,8 @@
 ``add_video`` checks the source and returns a job at once; the build runs on the server's
 ``JobRunner`` (``memtools.jobs``). ``get_job(job_id, wait_seconds)`` waits up to that long for
 the job to finish and, when the client sent a ``progressToken``, reports the job's progress as
-MCP progress notifications meanwhile (on stdio; the HTTP transport answers with one JSON
-response, so there the result's own progress is what the client sees). When a job's video lands,
+MCP progress notifications meanwhile (on stdio, and over HTTP on the event stream such a request is
+answered with: ``memtools.mcp.streaming``). When a job's video lands,
 the next of these calls sends ``notifications/resources/list_changed`` (a new summary resource)
 and, when a tool became usable, ``notifications/tools/list_changed``.
 

@@ -164,16 +164,23 @@ class Server(_Base):
             self._mcp_server.set_logging_level()(func)
 
     def http_app(self) -> Any:
-        """The Starlette app of streamable HTTP at ``/mcp`` (stateless, JSON responses) and the custom routes,
+        """The Starlette app of streamable HTTP at ``/mcp`` (stateless; JSON responses, or an event stream for a request
+        that asks for progress: ``memtools.mcp.streaming``) and the custom routes,
         without the SDK's own DNS-rebinding guard: ``memtools.mcp.guard`` guards every route instead."""
         from mcp.server.transport_security import TransportSecuritySettings
 
+        from memtools.mcp.streaming import per_request
+
         unguarded = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         if SDK_MAJOR == 2:
-            return self.streamable_http_app(stateless_http=True, json_response=True, transport_security=unguarded)
-        settings = self.settings
-        settings.stateless_http, settings.json_response, settings.transport_security = True, True, unguarded
-        return self.streamable_http_app()
+            app = self.streamable_http_app(stateless_http=True, json_response=True, transport_security=unguarded)
+        else:
+            settings = self.settings
+            settings.stateless_http, settings.json_response, settings.transport_security = True, True, unguarded
+            app = self.streamable_http_app()
+        per_request(self.session_manager)  # a request that asks for progress gets an event stream
+        return app
+
 
 def _resource_error(exc: BaseException, uri: str) -> Exception:
     """1.x: the error 2.x would send for a failed read (1.x chains ours inside ``ValueError``s)."""
