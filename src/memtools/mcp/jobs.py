@@ -9,11 +9,8 @@ answered with: ``memtools.mcp.streaming``). When a job's video lands,
 the next of these calls sends ``notifications/resources/list_changed`` (a new summary resource)
 and, when a tool became usable, ``notifications/tools/list_changed``.
 
-MCP Tasks: the installed mcp 1.x has the experimental task machinery on its low-level server
-(``mcp.server.experimental``: ``experimental.enable_tasks()``, ``run_task`` on the request
-context), but a ``FastMCP`` tool returns the tool's result, not the ``CreateTaskResult`` a
-task-augmented ``tools/call`` needs, so task-augmented ``add_video`` is not implemented; jobs are
-this server's asynchronous calls, and the job id plays the task id's part (not checked on mcp 2.x).
+MCP Tasks: on mcp 1.x, ``add_video`` is also a task-augmented call (``memtools.mcp.tasks``), with
+the same job behind it.
 
 Over HTTP, ``FloodGate`` answers an ``add_video`` call with 503 and ``Retry-After`` while the
 job queue is full (on stdio the call gets an error result saying when to try again).
@@ -248,6 +245,9 @@ def register_job_tools(server: Any, runner: JobRunner, prefix: str = "") -> JobT
         server.add_tool(fn, name=prefix + name, title=name.replace("_", " ").capitalize(), description=description,
                         annotations=hints, structured_output=True)
     server.jobs = tools
+    from memtools.mcp.tasks import enable_job_tasks
+
+    server.job_tasks = enable_job_tasks(server, tools)  # add_video as an MCP task, where the SDK has them
     return tools
 
 

@@ -99,6 +99,7 @@ class MemtoolsServer(Server):
         self.specs = {**TOOL_SPECS, **(WRITE_TOOL_SPECS if allow_writes else {})}
         self._listed_hidden: set[str] | None = None  # what the last tools/list left out
         self.jobs: Any = None  # the build tools (memtools.mcp.jobs.JobTools) when add_video is on
+        self.job_tasks: Any = None  # add_video as an MCP task (memtools.mcp.tasks), on mcp 1.x
         self.structured_images = True
 
     def spec_of(self, name: str) -> Any:
@@ -137,8 +138,10 @@ class MemtoolsServer(Server):
             if spec is None and self.jobs is not None and self.jobs.owns(t.name):
                 if t.name in self.write_tool_names() and not may_write:
                     continue
+                as_task = self.job_tasks is not None and t.name == self.job_tasks.add_video
+                task = {"execution": {"taskSupport": "optional"}} if as_task else {}
                 out.append(MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
-                                                   "inputSchema": self.jobs.input_schema(t.name)}))
+                                                   "inputSchema": self.jobs.input_schema(t.name), **task}))
             elif spec is None:
                 out.append(t)
             elif spec.name not in hidden and (may_write or not spec.write):

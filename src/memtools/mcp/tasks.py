@@ -1,0 +1,130 @@
+"""``add_video`` as an MCP task: the experimental task-augmented calls of the 2025-11-25 specification.
+
+A client that speaks tasks calls ``tools/call`` for ``add_video`` with ``params.task``; the
+answer is a ``CreateTaskResult`` at once, whose task id is the build job's id. The client then
+polls ``tasks/get`` (the job's state: ``working`` while queued or running, then ``completed``
+or ``failed``, with the job's one-line summary as the status message), lists them with
+``tasks/list`` and reads the outcome with ``tasks/result`` (which waits until the job is
+finished, then gives the ``CallToolResult`` that ``get_job`` gives). There is one job behind
+both ways of calling, so a task survives a server restart as its job does (``jobs.json``),
+and ``get_job`` / ``list_jobs`` see it too. Cancelling is not offered: a build cannot be stopped
+halfway yet, so the capability does not list ``tasks/cancel``.
+
+Only on the mcp 1.x SDK, whose low-level server dispatches the ``tasks/*`` requests
+(``mcp.types.GetTaskRequest`` ...). mcp 2.x moved tasks out of the core protocol into an
+extension (``mcp.server.extension``) that no client speaks yet, so there ``add_video`` is a plain
+call; its job id plays the task id's part.
+
+Tasks are memory-wide like jobs (not per session), and only a caller that may write sees them:
+the same rule as the build tools (``memtools.mcp.permission``).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.shared.exceptions import McpError
+
+from memtools.jobs import Job
+from memtools.mcp.permission import request_caller
+from memtools.mcp.sdk import SDK_MAJOR
+
+log = logging.getLogger(__name__)
+
+POLL_MS = 1000
+TTL_MS = 365 * 24 * 3600 * 1000
+"""The retention a task reports: jobs stay in ``jobs.json`` with no expiry, but the SDK drops a ``null`` ttl (which
+would say "unlimited") from the wire, so a year stands for it."""
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+STATUS = {"queued": "working", "running": "working", "done": "completed", "failed": "failed"}
+
+
+def _when(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+def as_task(job: Job) -> types.Task:
+    """The MCP task a build job is."""
+    return types.Task(taskId=job.job_id, status=STATUS.get(job.state, "working"),
+                      statusMessage=job.render().splitlines()[0], createdAt=_when(job.created_at),
+                      lastUpdatedAt=_when(job.updated_at), ttl=TTL_MS, pollInterval=POLL_MS)
+
+
+def _refuse(message: str) -> McpError:
+    return McpError(types.ErrorData(code=types.INVALID_PARAMS, message=message))
+
+
+class JobTasks:
+    """The ``tasks/*`` handlers over the server's build tools (``memtools.mcp.jobs.JobTools``)."""
+
+    def __init__(self, server: Any, tools: Any) -> None:
+        self.server, self.tools = server, tools
+        self.add_video = tools.prefix + "add_video"
+
+    def _job(self, task_id: str) -> Job:
+        if not request_caller(self.server.allow_writes).may_write:
+            raise _refuse("tasks are build jobs, and this client may only read")
+        job = self.tools.runner.get(task_id)
+        if job is None:
+            raise _refuse(f"Task not found: {task_id}")
+        return job
+
+    async def call_tool(self, original: Any, request: types.CallToolRequest) -> types.ServerResult:
+        """``tools/call``: with ``params.task`` for ``add_video``, start the job and answer with its task."""
+        if request.params.task is None:
+            return await original(request)
+        if request.params.name != self.add_video:
+            raise McpError(types.ErrorData(code=types.METHOD_NOT_FOUND, message=(
+                f"the tool {request.params.name} does not run as a task; call it without 'task' "
+                f"(only {self.add_video} does)")))
+        arguments = {k: v for k, v in (request.params.arguments or {}).items() if k != "wait_seconds"}
+        result = await self.server.call_tool(self.add_video, arguments)
+        if result.isError:
+            text = result.content[0].text if result.content else "add_video failed"
+            raise _refuse(text)
+        job = self.tools.runner.get(result.structuredContent["job_id"])
+        return types.ServerResult(types.CreateTaskResult(task=as_task(job)))
+
+    async def get(self, request: types.GetTaskRequest) -> types.ServerResult:
+        task = as_task(self._job(request.params.taskId))
+        return types.ServerResult(types.GetTaskResult(**task.model_dump()))
+
+    async def result(self, request: types.GetTaskPayloadRequest) -> types.ServerResult:
+        """``tasks/result``: wait for the job to finish, then what ``get_job`` says of it."""
+        job = self._job(request.params.taskId)
+        while not job.finished:
+            await anyio.sleep(POLL_MS / 4000)
+            job = self.tools.runner.get(job.job_id) or job
+        outcome = await self.tools.get_job(job.job_id)
+        data = outcome.model_dump(by_alias=True, exclude_none=True)
+        data["_meta"] = {**data.get("_meta", {}), RELATED_TASK: {"taskId": job.job_id}}
+        return types.ServerResult(types.GetTaskPayloadResult.model_validate(data))
+
+    async def list(self, request: types.ListTasksRequest) -> types.ServerResult:  # noqa: ARG002 - one page
+        if not request_caller(self.server.allow_writes).may_write:
+            raise _refuse("tasks are build jobs, and this client may only read")
+        return types.ServerResult(types.ListTasksResult(tasks=[as_task(j) for j in self.tools.runner.jobs()]))
+
+
+def enable_job_tasks(server: Any, tools: Any) -> JobTasks | None:
+    """Serve ``add_video`` as a task on mcp 1.x (``None`` on 2.x: see the module's text)."""
+    if SDK_MAJOR != 1:
+        return None
+    tasks = JobTasks(server, tools)
+    lowlevel = server._mcp_server
+    handlers = lowlevel.request_handlers
+    original = handlers[types.CallToolRequest]
+
+    async def call_tool(request: types.CallToolRequest) -> types.ServerResult:
+        return await tasks.call_tool(original, request)
+
+    handlers[types.CallToolRequest] = call_tool
+    handlers[types.GetTaskRequest] = tasks.get
+    handlers[types.GetTaskPayloadRequest] = tasks.result
+    handlers[types.ListTasksRequest] = tasks.list
+    _ = lowlevel.experimental  # its capabilities now list tasks (tools/call, tasks/list)
+    return tasks
