@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The MCP tests (tests/test_mcp*.py) on mcp 2.x.
+# The MCP tests (tests/test_mcp*.py, and the build jobs served over MCP) on mcp 2.x.
 #
 # memtools serves on mcp 1.x and 2.x alike (src/memtools/mcp/sdk.py). The dev install
 # (.[dev]) resolves to mcp 1.x, because langchain-mcp-adapters requires mcp<2, so the main test
@@ -19,4 +19,4 @@ $py -m pip install --quiet --upgrade pip
 $py -m pip install --quiet -c "$venv/constraints-mcp2.txt" -e . "mcp==$version" pytest pytest-asyncio
 $py -c "from memtools.mcp.sdk import SDK_MAJOR; import sys; sys.exit(0 if SDK_MAJOR == 2 else 'mcp 2.x expected')"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-$py -m pytest -q -ra -p no:cacheprovider tests/test_mcp*.py "$@"
+$py -m pytest -q -ra -p no:cacheprovider tests/test_mcp*.py tests/test_jobs_mcp.py tests/test_jobs_tasks.py "$@"

@@ -27,7 +27,6 @@ from typing import Any
 
 import anyio
 from mcp import types
-from mcp.shared.exceptions import McpError
 
 from memtools.jobs import Job
 from memtools.mcp.permission import request_caller
@@ -54,8 +53,11 @@ def as_task(job: Job) -> types.Task:
                       lastUpdatedAt=_when(job.updated_at), ttl=TTL_MS, pollInterval=POLL_MS)
 
 
-def _refuse(message: str) -> McpError:
-    return McpError(types.ErrorData(code=types.INVALID_PARAMS, message=message))
+def _refuse(message: str, code: int = types.INVALID_PARAMS) -> Exception:
+    """The JSON-RPC error the SDK answers with (``McpError``: 1.x's name, imported here so 2.x never needs it)."""
+    from mcp.shared.exceptions import McpError
+
+    return McpError(types.ErrorData(code=code, message=message))
 
 
 class JobTasks:
@@ -78,9 +80,8 @@ class JobTasks:
         if request.params.task is None:
             return await original(request)
         if request.params.name != self.add_video:
-            raise McpError(types.ErrorData(code=types.METHOD_NOT_FOUND, message=(
-                f"the tool {request.params.name} does not run as a task; call it without 'task' "
-                f"(only {self.add_video} does)")))
+            raise _refuse(f"the tool {request.params.name} does not run as a task; call it without 'task' "
+                          f"(only {self.add_video} does)", types.METHOD_NOT_FOUND)
         arguments = {k: v for k, v in (request.params.arguments or {}).items() if k != "wait_seconds"}
         result = await self.server.call_tool(self.add_video, arguments)
         if result.isError:
