@@ -41,8 +41,9 @@ def empty_memory(folder: Path) -> Path:
     return folder / "mem"
 
 
-def stdio(memory: Path, *extra: str, **env: str) -> StdioServerParameters:
-    command, args = server_command(memory, "--allow-writes", *extra)
+def stdio(memory: Path, *extra: str, speech: str = "none", **env: str) -> StdioServerParameters:
+    """The server over stdio; its builds recognise no speech unless ``speech`` says (whisper costs seconds)."""
+    command, args = server_command(memory, "--allow-writes", "--speech", speech, *extra)
     return StdioServerParameters(command=command, args=args, env=server_env(**env))
 
 
@@ -60,7 +61,7 @@ async def follow(client, job_id: str, progress=None) -> dict:
 
 async def test_add_the_sample_follow_the_job_with_progress_and_search_it(tmp_path, videos):
     memory = empty_memory(tmp_path)
-    params = stdio(memory, "--allow-root", str(videos), "--vlm", SCRIPTED, "--preset", "short")
+    params = stdio(memory, "--allow-root", str(videos), "--vlm", SCRIPTED, "--preset", "short", speech="auto")
     async with Client(params) as client:
         names = {t.name for t in (await client.list_tools()).tools}
         assert {"add_video", "get_job", "list_jobs", "estimate_build"} <= names
@@ -84,6 +85,9 @@ async def test_add_the_sample_follow_the_job_with_progress_and_search_it(tmp_pat
         assert [v for v, _ in seen] == sorted(v for v, _ in seen)
         found = await client.call_tool("search_nodes", {"query": "a red ball knocks over boxes", "top_k": 3})
         assert "sample/macro_" in found.content[0].text
+        transcript = await client.call_tool("get_transcript", {"video_id": "sample", "start_sec": 0, "end_sec": 180})
+        assert not transcript.is_error and "S1" in transcript.content[0].text  # the build heard who spoke, as
+        # memtools build does by default
         listed = await client.call_tool("list_videos", {})
         assert "sample" in listed.content[0].text
         resources = [str(r.uri) for r in (await client.list_resources()).resources]
@@ -134,7 +138,7 @@ def _serve_http(memory: Path, port: int, *extra: str, **env: str) -> subprocess.
     code = "import sys; from memtools.cli import main; sys.exit(main())"
     log = tempfile.TemporaryFile()
     command = [sys.executable, "-c", code, "serve", "--memory", str(memory), "--http", "--port", str(port),
-               "--allow-writes", *extra]
+               "--allow-writes", "--speech", "none", *extra]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log, env=server_env(**env))
     deadline = time.monotonic() + 180
     token = env.get("WRITE_TOKEN")

@@ -11,9 +11,9 @@ from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg
 from memtools.cli.costs import add_budget_arguments
 from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
 from memtools.cli.follow import add_follow_args, run_follow
-from memtools.cli.speech_args import add_speech_args, recognizers, speaker_encoder
 from memtools.cli.time_args import add_time_args, recording_rule, timed_memory
 from memtools.errors import BuildError, PerceptionError, SpeechError
+from memtools.speech.options import add_speech_args, recognizers, speaker_encoder
 
 EPILOG = """\
 backends:

@@ -3,7 +3,8 @@
 Without ``--allow-root`` or ``--allow-urls`` the server builds nothing and lists no build tools.
 The model and build settings are ``memtools build``'s: ``--vlm``/``--replay``/``--base-url``/
 ``--api-key-env``/``--preset``, else the ``MEMTOOLS_*`` environment variables, else the ``[build]``
-table of the ``--config`` file.
+table of the ``--config`` file; the speech flags are ``memtools build``'s too (``--speech auto`` by
+default: local faster-whisper when installed and the video has audio, speakers by voice).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memtools.errors import ConfigError
+from memtools.speech.options import SPEECH_OPTIONS, add_speech_args
 
 
 def add_job_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,6 +39,7 @@ def add_job_arguments(p: argparse.ArgumentParser) -> None:
                    help="price table (default $MEMTOOLS_PRICES, else prices.toml / prices.json in the memory)")
     g.add_argument("--max-queued-jobs", type=int, default=4, metavar="N",
                    help="unfinished jobs at most; more add_video calls are refused (HTTP: 503) (default 4)")
+    add_speech_args(p, subtitles=False, title="speech of the videos add_video builds (as for memtools build)")
 
 
 def wants_jobs(args: argparse.Namespace) -> bool:
@@ -63,7 +66,8 @@ def job_options(args: argparse.Namespace) -> dict[str, Any] | None:
             "max_cost_per_day": args.max_cost_per_day, "prices": args.prices, "max_queued": args.max_queued_jobs,
             "flags": {"vlm": args.vlm, "base_url": args.base_url, "api_key_env": args.api_key_env,
                       "replay": args.replay, "preset": args.preset,
-                      "config": _build_table_file(getattr(args, "search_config", None))}}
+                      "config": _build_table_file(getattr(args, "search_config", None))},
+            "speech": {name: getattr(args, name) for name in SPEECH_OPTIONS}}
 
 
 def _build_table_file(path: str | None) -> str | None:
@@ -87,4 +91,7 @@ def make_runner(memory: Any, options: dict[str, Any]) -> Any:
     limits = JobLimits(max_queued=options["max_queued"], max_cost_job=options["max_cost"],
                        max_cost_day=options["max_cost_per_day"],
                        prices=PriceTable.load(memory.path, options["prices"]))
-    return JobRunner(memory, settings, policy, limits=limits)
+    from memtools.speech.options import speech_factory
+
+    speech = speech_factory(options["speech"]) if "speech" in options else None
+    return JobRunner(memory, settings, policy, limits=limits, speech=speech)

@@ -23,8 +23,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from memtools.builder.progress import Progress, Snapshot
+from memtools.builder.progress import STAGES, Progress, Snapshot
 from memtools.builder.settings import BuildSettings, vlm_from_settings
 from memtools.costs import PriceTable, Tally
 from memtools.errors import ConfigError, MemtoolsError
@@ -63,19 +64,21 @@ class _Sink:
         self.runner, self.job_id, self.model = runner, job.job_id, model
         self.base = (job.calls, job.input_tokens, job.output_tokens)
         self.saved = 0.0
+        self.shown = job.progress
 
     def show(self, s: Snapshot) -> None:
         done = 0.0
         for name, weight in STAGE_WEIGHTS.items():
             count, total, finished = s.stages.get(name, (0, None, False))
             done += weight * (1.0 if finished else (min(1.0, count / total) if total else 0.0))
-        running = [n for n in STAGE_WEIGHTS if n in s.stages and not s.stages[n][2]]
+        self.shown = done = max(self.shown, min(done, 0.99))  # a stage's total grows as it goes: never back
+        running = [n for n in STAGES if n in s.stages and not s.stages[n][2]]  # speech and speakers too
         calls, tin, tout = self.base[0] + s.calls, self.base[1] + s.run_input_tokens, self.base[2] + s.run_output_tokens
         now = time.monotonic()
         save = s.changed_stage or now - self.saved >= SAVE_EVERY_SEC
         if save:
             self.saved = now
-        self.runner._update(self.job_id, save=save, stage=", ".join(running), progress=round(min(done, 0.99), 3),
+        self.runner._update(self.job_id, save=save, stage=", ".join(running), progress=round(done, 3),
                             calls=calls, input_tokens=tin, output_tokens=tout,
                             cost_usd=self.runner._cost(self.model, tin, tout))
 
@@ -86,8 +89,10 @@ class _Sink:
 class JobRunner:
     def __init__(self, memory: Memory, settings: BuildSettings, policy: SourcePolicy, *,
                  limits: JobLimits | None = None, vlm=None,
-                 on_landed: Callable[[Job], None] | None = None) -> None:
+                 on_landed: Callable[[Job], None] | None = None,
+                 speech: Callable[[Path], tuple[Any, Any]] | None = None) -> None:
         self.memory, self.settings, self.policy = memory, settings, policy
+        self.speech = speech  # video path -> (recogniser, voice encoder): memtools.speech.options.speech_factory
         self.limits = limits or JobLimits()
         self.prices = self.limits.prices or PriceTable.load(memory.path)
         self.vlm = vlm if vlm is not None else vlm_from_settings(settings)  # a missing model fails at start
@@ -223,9 +228,11 @@ class JobRunner:
         job = self.book.get(job.job_id) or job  # the video id of a download is known now
         budget = self._budget(job)
         sink = _Sink(self, job, self.model)
+        recognizer, speakers = self.speech(path) if self.speech is not None else (None, None)
         with spending_limit(budget):
             report = asyncio.run(abuild_video(self.memory, self.vlm, path, video_id=job.video_id,
-                                              config=self.settings.config, progress=Progress(sink)))
+                                              config=self.settings.config, progress=Progress(sink),
+                                              speech=recognizer, speakers=speakers))
         usage = report.usage
         if report.skipped:  # written before a restart cut the job short: nothing more to pay
             tin, tout, calls = job.input_tokens, job.output_tokens, job.calls

@@ -12,10 +12,12 @@ WebVTT cues) and ``FunctionRecognizer`` (tests, custom code).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtools.errors import ConfigError
-from memtools.speech.base import FunctionRecognizer, Recognizer, Utterance, Word, render_transcript
+
+if TYPE_CHECKING:  # at run time these come from __getattr__: the base pulls in the audio readers (cv2)
+    from memtools.speech.base import FunctionRecognizer, Recognizer, Utterance, Word, render_transcript
 
 BACKENDS = ("local", "openai", "subtitles")
 
@@ -38,6 +40,10 @@ def make_recognizer(backend: str, **options: Any) -> Recognizer:
 
 
 def __getattr__(name: str):  # the backends import their dependencies only when asked for
+    if name in ("FunctionRecognizer", "Recognizer", "Utterance", "Word", "render_transcript"):
+        from memtools.speech import base
+
+        return getattr(base, name)
     if name == "WhisperRecognizer":
         from memtools.speech.whisper import WhisperRecognizer
 

