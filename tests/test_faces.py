@@ -15,6 +15,7 @@ from memtools.faces import Seen, cluster_faces, track
 from memtools.faces import models as face_models
 from memtools.linkage import average_linkage
 from memtools.store.tables.faces import FOLDER, Face, Sighting, load_faces, remove_faces, save_faces
+from replica_support import bucket_fixture, s3_endpoint_fixture  # noqa: F401 - fixtures
 from synthetic_video import story_frames, write_video
 
 RNG = np.random.default_rng(7)
@@ -102,6 +103,7 @@ BUILD = """
 import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
+from replica_support import bucket_fixture, s3_endpoint_fixture  # noqa: F401 - fixtures
 from synthetic_video import story_frames, write_video
 from memtools.builder import BuildConfig, build_video
 from memtools.builder.testing import ScriptedPerception
@@ -123,3 +125,21 @@ def test_a_default_build_never_imports_dlib_nor_writes_faces(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "False"]
     assert (tmp_path / "memory").is_dir() and not (tmp_path / "memory" / FOLDER).exists()
+
+
+def test_a_published_replica_leaves_the_faces_behind(tmp_path, bucket):
+    from memtools.embed import TestEmbedder
+    from memtools.replica import publish
+    from memtools.store import Memory
+    from memtools.testing import kitchen_graph
+    from replica_support import keys
+
+    with Memory.create(tmp_path / "memory", TestEmbedder(64)) as memory:
+        memory.write_videos([kitchen_graph("kitchen")])
+    save_faces(tmp_path / "memory", "kitchen", [Face(label="F1", centroid=[0.1] * 128)])
+    name, client = bucket
+    publish(tmp_path / "memory", f"s3://{name}/lib")
+    published = keys(client, name, "lib/")
+    assert any(k.endswith("/files/memtools.json") for k in published)
+    assert not [k for k in published if "/faces/" in k or "faces" in k.rsplit("/", 1)[-1]]
+    assert (tmp_path / "memory" / FOLDER / "kitchen.json").is_file()  # kept here
