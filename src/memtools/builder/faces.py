@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from memtools.builder.checkpoint import Checkpoints
+from memtools.builder.repair_videos import Lines, stored_videos
 from memtools.errors import VideoError
 from memtools.faces.models import FaceModel
 from memtools.faces.tracks import Seen, cluster_faces
@@ -69,19 +70,8 @@ async def find_faces(model: FaceModel, keyframes: Sequence[Keyframe], root: Path
 def add_faces(memory: Memory, model: FaceModel, *, video_ids: Sequence[str] | None = None,
               progress: Callable[[str], None] | None = None) -> list[str]:
     """Find and cluster the faces of each video's stored keyframes; one line per video says what happened."""
-    lines: list[str] = []
-
-    def say(line: str) -> None:
-        lines.append(line)
-        if progress is not None:
-            progress(line)
-
-    for vid in list(video_ids) if video_ids is not None else memory.manifest.videos.ids(status="ready"):
-        with memory.reading() as graph:
-            stored = graph.video_graph(vid)
-        if stored is None:
-            say(f"{vid}: not in the graph; nothing to do")
-            continue
+    say = Lines(progress)
+    for vid, stored in stored_videos(memory, video_ids, say):
         if not stored.keyframes:
             say(f"{vid}: no keyframes; nothing to look at")
             continue
@@ -93,4 +83,4 @@ def add_faces(memory: Memory, model: FaceModel, *, video_ids: Sequence[str] | No
         save_faces(memory.path, vid, faces)
         sightings = sum(len(f.sightings) for f in faces)
         say(f"{vid}: {len(faces)} face(s) in {sightings} sighting(s) on {read} keyframe(s)")
-    return lines
+    return say.lines
