@@ -103,8 +103,13 @@ def _who(faces) -> list[tuple[str, list[float]]]:
 
 
 @pytest.mark.slow
-def test_a_build_with_faces_clusters_the_two_people(tmp_path, video, model):
-    _build(tmp_path / "memory", video, faces=model)
+def test_a_build_with_faces_clusters_the_two_people(tmp_path, video, monkeypatch):
+    (tmp_path / "scripted_backend.py").write_text(
+        "from memtools.builder.testing import ScriptedPerception\nfrom memtools.perception import FunctionVLM\n"
+        "def make():\n    return FunctionVLM(ScriptedPerception(episode_sec=6))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["build", str(video), "--memory", str(tmp_path / "memory"), "--vlm", "python:scripted_backend:make",
+                 "--embedder", "test:64", "--preset", "short", "--speech", "none", "--faces", "-q"]) == 0
     faces = load_faces(tmp_path / "memory", "people")
     assert [f.label for f in faces] == ["F1", "F2"], _who(faces)
     assert all(s.t < 6 or s.t >= 12 for s in faces[0].sightings) and faces[0].sightings[-1].t >= 12  # Hopper twice
