@@ -143,3 +143,13 @@ def test_a_published_replica_leaves_the_faces_behind(tmp_path, bucket):
     assert any(k.endswith("/files/memtools.json") for k in published)
     assert not [k for k in published if "/faces/" in k or "faces" in k.rsplit("/", 1)[-1]]
     assert (tmp_path / "memory" / FOLDER / "kitchen.json").is_file()  # kept here
+
+
+def test_fleet_and_live_builds_refuse_faces_and_say_what_to_run(tmp_path, capsys):
+    videos = tmp_path / "videos.txt"
+    videos.write_text("a.mp4\n")
+    for how in (["--from-list", str(videos)], ["--follow", str(tmp_path)]):
+        assert main(["build", *how, "--faces", "--memory", str(tmp_path / "m"), "--replay", str(videos)]) != 0
+        err = capsys.readouterr().err
+        assert "memtools repair --faces --memory" in err and "Traceback" not in err
+    assert not (tmp_path / "m").exists()
