@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Regenerate constraints.txt: the exact versions of memtools[dev]'s whole dependency tree (every
-# extra of [dev], torch and the offline weights included), resolved from scratch in a throwaway
-# virtual environment, so nothing else installed on this machine leaks in. One command; rerun it
-# after any change to pyproject.toml's dependencies, review the diff, commit, then run .ci/run
-# (whose scripts/check-pins.py fails while the pins and the installed tree differ).
+# extra of [dev], torch and the offline weights included, and [faces], which CI installs beside it),
+# resolved from scratch in a throwaway virtual environment, so nothing else installed on this
+# machine leaks in. One command; rerun it after any change to pyproject.toml's dependencies, review
+# the diff, commit, then run .ci/run (whose scripts/check-pins.py fails while the pins and the
+# installed tree differ).
 #
 #   scripts/pin-constraints.sh            # writes constraints.txt
 #   scripts/pin-constraints.sh OUT.txt    # writes OUT.txt instead
@@ -45,11 +46,13 @@ fi
 $py -m pip check
 # the voice encoder's weights: Resemblyzer alone, without its torch/librosa dependencies (as .ci/run installs it)
 $py -m pip install --quiet --no-deps "${old[@]}" resemblyzer
+# the faces extra (dlib-bin, face-recognition-models), as .ci/run installs it
+$py -m pip install --quiet "${old[@]}" -e ".[faces]"
 {
   echo "# The tested versions of memtools[dev]'s whole dependency tree; .ci/run installs with -c constraints.txt"
   echo "# and fails (scripts/check-pins.py) when its venv differs from this file."
   echo "# Regenerate with scripts/pin-constraints.sh (a fresh venv, then pip freeze without memtools itself)."
-  echo "# Extras outside [dev] stay unpinned and still resolve."
+  echo "# Extras outside [dev] stay unpinned and still resolve, but [faces], which .ci/run installs too."
   $py -m pip freeze --exclude-editable | grep -viE '^(memtools|pip|setuptools|wheel)==' \
     | sed -E 's/^torch==.*/'"$TORCH"'/' | LC_ALL=C sort -f
 } > "$work/constraints.txt"

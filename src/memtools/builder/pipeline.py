@@ -26,6 +26,7 @@ from memtools.builder.calls import ModelCalls
 from memtools.builder.checkpoint import Checkpoints
 from memtools.builder.config import BuildConfig
 from memtools.builder.extract import Extracted, MacroSpan, clean_subgraph
+from memtools.builder.faces import find_faces
 from memtools.builder.frames import FrameGrid, FrameReader, grid_step
 from memtools.builder.indexing import index_video
 from memtools.builder.keyframes import KeyframeWriter, stored_keyframes
@@ -43,6 +44,7 @@ from memtools.builder.segment import Window, clean_window, plan_window
 from memtools.builder.speakers import Embedder, label_speakers
 from memtools.builder.speech import macro_speech, transcribe, window_transcript
 from memtools.errors import BuildError
+from memtools.faces.models import FaceModel
 from memtools.perception import VLM
 from memtools.perception.base import run_sync
 from memtools.schema import VideoGraph, macro_id, slugify_video_id
@@ -50,6 +52,7 @@ from memtools.speech.base import Recognizer, Utterance
 from memtools.speech.speakers import Voice
 from memtools.store import Memory
 from memtools.store.catalog.failures import clear_failure, record_failure
+from memtools.store.tables.faces import save_faces
 from memtools.store.tables.voices import save_voices
 from memtools.store.writes.frame_swap import staged_folder, staging_root
 from memtools.video import VideoInfo, probe, uniform_times
@@ -65,9 +68,10 @@ class _VideoBuild:
 
     def __init__(self, memory: Memory, vlm: VLM, source: Path, info: VideoInfo, video_id: str,
                  config: BuildConfig, progress: Progress, report: VideoReport,
-                 speech: Recognizer | None = None, speakers: Embedder | None = None) -> None:
+                 speech: Recognizer | None = None, speakers: Embedder | None = None,
+                 faces: FaceModel | None = None) -> None:
         self.memory, self.source, self.video_id, self.config = memory, source, video_id, config
-        self.speech, self.speakers = speech, speakers
+        self.speech, self.speakers, self.faces = speech, speakers, faces
         self.voices: list[Voice] = []
         self.transcript: list[Utterance] = []
         self.info = info.model_copy(update={"path": source})
@@ -79,9 +83,13 @@ class _VideoBuild:
 
     async def run(self) -> None:
         graph = await self.perceive()
+        faces = None if self.faces is None else await find_faces(self.faces, graph.keyframes, self.frames_root,
+                                                                 self.checkpoints)  # from the staged keyframes
         await index_video(self.memory, graph, self.progress, frames=self.frames_root)  # counts the texts it embeds
         if self.speakers is not None:
             await asyncio.to_thread(save_voices, self.memory.path, self.video_id, self.voices)
+        if faces is not None:
+            await asyncio.to_thread(save_faces, self.memory.path, self.video_id, faces)
 
     async def perceive(self) -> VideoGraph:
         """Everything but the write: the assembled graph (keyframe files are staged in ``frames_root``)."""
@@ -291,13 +299,14 @@ def resolve_video_id(source: str | os.PathLike, video_id: str | None = None) -> 
 async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, video_id: str | None = None,
                        config: BuildConfig | None = None, progress: Progress | None = None, fresh: bool = False,
                        info: VideoInfo | None = None, speech: Recognizer | None = None,
-                       speakers: Embedder | None = None) -> VideoReport:
+                       speakers: Embedder | None = None, faces: FaceModel | None = None) -> VideoReport:
     """Build (or resume building) one video into ``memory``; returns its report.
 
     ``speech`` (a ``memtools.speech`` recogniser) adds what is said: a checkpointed speech
     stage before segmentation, the transcript in the prompts, Speech nodes in the memory.
     ``speakers`` (a ``memtools.speech.voice.VoiceEncoder``) labels who says each utterance
     (``S1``, ``S2``, ... per video, clustered on voice vectors) when the recogniser gives no speaker.
+    ``faces`` (``memtools.faces.DlibFaces``) clusters the faces on the keyframes (``faces/<id>.json``).
 
     Raises ``VideoError`` for an unreadable file before anything is written, and
     ``PerceptionError`` when the backend fails for good (checkpoints are kept: running the
@@ -329,7 +338,7 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
         memory.set_status(vid, "building")
     clear_failure(checkpoints.folder)
     try:
-        await _VideoBuild(memory, vlm, path, info, vid, config, progress, report, speech, speakers).run()
+        await _VideoBuild(memory, vlm, path, info, vid, config, progress, report, speech, speakers, faces).run()
     except BaseException as exc:
         if not replacing:  # a failed rebuild leaves the old version whole, frames included (the error says why)
             record_failure(checkpoints.folder, exc, path)  # memtools info and the tools say why, and what to run
@@ -351,7 +360,7 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
                         sink: ProgressSink | None = None, fresh: bool = False,
                         infos: Sequence[VideoInfo] | None = None,
                         speech: Recognizer | Sequence[Recognizer | None] | None = None,
-                        speakers: Embedder | None = None) -> BuildSummary:
+                        speakers: Embedder | None = None, faces: FaceModel | None = None) -> BuildSummary:
     """Build several videos one after another (each with ``config.concurrency`` calls in flight).
 
     Every file is probed first, so an unreadable one fails the run before the memory is touched.
@@ -373,7 +382,7 @@ async def abuild_videos(memory: Memory, vlm: VLM, sources: Sequence[str | os.Pat
             progress.video_index = index
             summary.videos.append(await abuild_video(memory, vlm, source, video_id=vid, config=config,
                                                      progress=progress, fresh=fresh, info=info,
-                                                     speech=speeches[index], speakers=speakers))
+                                                     speech=speeches[index], speakers=speakers, faces=faces))
     finally:
         progress.close()
     summary.seconds = round(time.monotonic() - started, 3)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from memtools.builder.repair_videos import Lines, stored_videos
 from memtools.builder.speakers import Embedder, embed_and_cluster
 from memtools.speech.base import Utterance
 from memtools.store import Memory
@@ -26,19 +27,8 @@ from memtools.store.tables.voices import save_voices
 def add_speakers(memory: Memory, encoder: Embedder, *, video_ids: Sequence[str] | None = None,
                  progress: Callable[[str], None] | None = None) -> list[str]:
     """Label the speakers of each video's utterances that have none; one line per video says what happened."""
-    lines: list[str] = []
-
-    def say(line: str) -> None:
-        lines.append(line)
-        if progress is not None:
-            progress(line)
-
-    for vid in list(video_ids) if video_ids is not None else memory.manifest.videos.ids(status="ready"):
-        with memory.reading() as graph:
-            stored = graph.video_graph(vid)
-        if stored is None:
-            say(f"{vid}: not in the graph; nothing to do")
-            continue
+    say = Lines(progress)
+    for vid, stored in stored_videos(memory, video_ids, say):
         if not stored.speech:
             say(f"{vid}: no speech; nothing to label")
             continue
@@ -57,4 +47,4 @@ def add_speakers(memory: Memory, encoder: Embedder, *, video_ids: Sequence[str] 
         save_voices(memory.path, vid, voices)
         named = sum(1 for s, u in zip(stored.speech, labelled, strict=True) if u.speaker and not s.speaker)
         say(f"{vid}: {named} utterance(s) labelled with {len(voices)} speaker(s)")
-    return lines
+    return say.lines

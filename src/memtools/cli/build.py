@@ -63,6 +63,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     tuning.add_argument("--concurrency", type=int, metavar="N", help="model calls in flight (default 4)")
     tuning.add_argument("--window-sec", type=float, metavar="SEC", help="segmentation window tau (default 600)")
     add_speech_args(p)
+    p.add_argument("--faces", action="store_true",
+                   help="find, track and cluster the faces on the keyframes (F1, F2, ... per video, kept in faces/); "
+                        "off by default: faces are biometric data (docs/faces.md). Needs pip install 'memtools[faces]'")
     add_time_args(p)
     p.add_argument("--video-id", help="id for the video (single video only; default: from the file name)")
     p.add_argument("--fresh", action="store_true", help="ignore checkpoints of earlier runs and start over")
@@ -87,6 +90,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.video_id and len(args.videos) > 1:
         raise BuildError("--video-id names one video; build the others with their own command")
+    if args.faces and (wants_fleet(args) or args.follow):
+        raise BuildError("--faces works on one build command's videos: build without --from-list/--ray/--follow, "
+                         f"or add the faces afterwards with memtools repair --faces --memory {args.memory}")
+    faces = None
+    if args.faces:  # without the faces extra, says how to install it before anything else (dlib is imported here)
+        from memtools.faces.models import DlibFaces
+
+        faces = DlibFaces()
     settings = resolve_settings({
         "vlm": args.vlm, "base_url": args.base_url, "api_key_env": args.api_key_env, "replay": args.replay,
         "record": args.record, "embedder": args.embedder, "preset": args.preset, "config": args.config,
@@ -126,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
                 summary = asyncio.run(abuild_videos(
                     memory, vlm, args.videos, video_ids=[args.video_id] if args.video_id else None,
                     config=settings.config, sink=sink, fresh=args.fresh, infos=infos, speech=speech,
-                    speakers=speakers))
+                    speakers=speakers, faces=faces))
         except BudgetExceeded as exc:
             raise BudgetExceeded(f"{exc}\nFinished steps are checkpointed: run the same command again (with a larger "
                                  "budget) to resume.") from exc

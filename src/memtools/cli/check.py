@@ -48,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--speakers", action="store_true",
                    help="then label who speaks (S1, S2, ... by voice) in videos whose speech names nobody, from "
                         "their source files (needs the voice weights: pip install --no-deps resemblyzer)")
+    p.add_argument("--faces", action="store_true",
+                   help="then find and cluster the faces on every video's stored keyframes (faces/<video>.json; "
+                        "biometric data, see docs/faces.md; needs pip install 'memtools[faces]')")
     add_time_args(p, flag=False)
     p.set_defaults(func=run_repair)
 
@@ -79,6 +82,11 @@ def run_repair(args: argparse.Namespace) -> int:
         from memtools.speech.voice import VoiceEncoder
 
         encoder = VoiceEncoder()  # before anything is touched: says how to install the weights when missing
+    faces = None
+    if args.faces:
+        from memtools.faces.models import DlibFaces
+
+        faces = DlibFaces()  # so is the faces extra
     with open_memory(args.memory) as memory:
         given = args.recorded_at_pattern or args.timezone
         result = repair(memory, progress=lambda line: print(line, file=sys.stderr), forget_lost=args.forget_lost,
@@ -88,6 +96,11 @@ def run_repair(args: argparse.Namespace) -> int:
 
             for line in add_speakers(memory, encoder):
                 print(f"speakers: {line}")
+        if faces is not None and result.ok:
+            from memtools.builder.faces import add_faces
+
+            for line in add_faces(memory, faces):
+                print(f"faces: {line}")
     print(result.render())
     if not result.ok and not args.forget_lost and result.after is not None \
             and any(p.part == "graph" for p in result.after.problems):

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from memtools.linkage import average_linkage, renumbered
 from memtools.speech.base import Utterance
 from memtools.store.tables.voices import Voice
 
@@ -37,40 +38,16 @@ def cluster(vectors: np.ndarray, threshold: float = THRESHOLD, *, max_rows: int 
         return np.zeros(0, dtype=np.int64)
     x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     if len(x) <= max_rows:
-        return _renumbered(_agglomerate(x, threshold))
+        return renumbered(_agglomerate(x, threshold))
     sample = np.unique(np.linspace(0, len(x) - 1, max_rows).round().astype(np.int64))
     labels = _agglomerate(x[sample], threshold)
     centroids = np.array([x[sample][labels == k].mean(axis=0) for k in np.unique(labels)])
-    return _renumbered(np.argmax(x @ centroids.T, axis=1))
-
-
-def _renumbered(owner: np.ndarray) -> np.ndarray:
-    _, first = np.unique(owner, return_index=True)
-    order = {int(owner[i]): rank for rank, i in enumerate(sorted(first))}
-    return np.array([order[int(o)] for o in owner], dtype=np.int64)
+    return renumbered(np.argmax(x @ centroids.T, axis=1))
 
 
 def _agglomerate(x: np.ndarray, threshold: float) -> np.ndarray:
-    """Each row's cluster (any numbering): average-linkage merges while the closest pair is within ``threshold``."""
-    n = len(x)
-    dist = 1.0 - x @ x.T
-    np.fill_diagonal(dist, np.inf)
-    size = np.ones(n)
-    owner = np.arange(n)
-    for _ in range(n - 1):
-        flat = int(np.argmin(dist))
-        a, b = divmod(flat, n)
-        if dist[a, b] > threshold:
-            break
-        a, b = min(a, b), max(a, b)
-        # Lance-Williams update for average linkage: the merged cluster's distance is the size-weighted mean
-        merged = (size[a] * dist[a] + size[b] * dist[b]) / (size[a] + size[b])
-        dist[a], dist[:, a] = merged, merged
-        dist[a, a] = np.inf
-        dist[b], dist[:, b] = np.inf, np.inf
-        size[a] += size[b]
-        owner[owner == b] = a
-    return owner
+    """Each row's cluster (any numbering): average linkage on the cosine distance of unit rows."""
+    return average_linkage(1.0 - x @ x.T, threshold)
 
 
 def assign_speakers(utterances: Sequence[Utterance], vectors: np.ndarray, threshold: float = THRESHOLD

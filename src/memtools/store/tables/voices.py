@@ -12,13 +12,12 @@ only adds the vectors. A memory built before speakers has no ``voices/`` folder 
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
+
+from memtools.store.tables.per_video import per_video_file, read_rows, write_whole
 
 FOLDER = "voices"
 
@@ -33,21 +32,12 @@ class Voice(BaseModel):
 
 
 def voices_path(memory_path: Path, video_id: str) -> Path:
-    return Path(memory_path) / FOLDER / f"{video_id.replace('/', '_')}.json"
+    return per_video_file(memory_path, FOLDER, video_id)
 
 
 def save_voices(memory_path: Path, video_id: str, voices: Sequence[Voice]) -> None:
-    path = voices_path(memory_path, video_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = json.dumps({"video_id": video_id, "voices": [v.model_dump(mode="json") for v in voices]})
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_whole(voices_path(memory_path, video_id),
+                {"video_id": video_id, "voices": [v.model_dump(mode="json") for v in voices]})
 
 
 def remove_voices(memory_path: Path, video_id: str) -> None:
@@ -56,11 +46,8 @@ def remove_voices(memory_path: Path, video_id: str) -> None:
 
 
 def load_voices(memory_path: Path, video_id: str) -> list[Voice]:
-    path = voices_path(memory_path, video_id)
+    rows = read_rows(voices_path(memory_path, video_id), "voices")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return [Voice.model_validate(v) for v in data.get("voices", [])]
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError, ValidationError, AttributeError):
+        return [Voice.model_validate(v) for v in rows or []]
+    except ValidationError:
         return []  # a damaged file only loses the vectors; repair --speakers writes it again

@@ -42,7 +42,7 @@ from memtools.store.base import VideoWrites
 from memtools.store.catalog.manifest import VideoEntry, now, read_manifest, write_manifest
 from memtools.store.faults import fault_point
 from memtools.store.library import layer as library
-from memtools.store.tables import keyframe_vectors, voices
+from memtools.store.tables import faces, keyframe_vectors, voices
 from memtools.store.tables.entities import entity_rows
 from memtools.store.tables.payload import index_rows
 from memtools.store.writes import frame_swap, recovery
@@ -330,6 +330,7 @@ class MemoryWrites(WriterLock, VideoWrites):
             self._commit_manifest(manifest, totals)
             frame_swap.clean(self.path)
             voices.remove_voices(self.path, video_id)  # its voice centroids (memtools.store.tables.voices), if any
+            faces.remove_faces(self.path, video_id)  # and its face clusters (memtools.store.tables.faces)
             recovery.end(cast("MemoryParts", self))
         return True
 
