@@ -79,9 +79,9 @@ class _VideoBuild:
 
     async def run(self) -> None:
         graph = await self.perceive()
-        await index_video(self.memory, graph, self.progress, frames=self.frames_root)  # counts the texts it embeds
-        if self.speakers is not None:
+        if self.speakers is not None:  # before the write, so the library layer it computes sees them (people)
             await asyncio.to_thread(save_voices, self.memory.path, self.video_id, self.voices)
+        await index_video(self.memory, graph, self.progress, frames=self.frames_root)  # counts the texts it embeds
 
     async def perceive(self) -> VideoGraph:
         """Everything but the write: the assembled graph (keyframe files are staged in ``frames_root``)."""
