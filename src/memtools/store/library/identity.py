@@ -38,10 +38,12 @@ USER_MARK = re.compile(r"^Named by the user as the person of (voice|face) (\S+)\
 SPEAKER_LABEL = re.compile(r"^[SF]\d+$")
 SOURCES = ("user", "name", "model", "voice", "face")
 CONFIDENCE = {"user": 1.0, "name": 0.9, "model": 0.8}
+WEAK = 0.5
+"""An attachment by co-occurrence in time scores at most this: too weak to make two clusters one person."""
 
 
 def user_mark(kind: str, label: str) -> str:
-    """The description of the entity mention ``label_person`` adds: names the cluster it is the person of."""
+    """A distinctive feature of the entity mention ``label_person`` adds: the cluster it is the person of."""
     return f"Named by the user as the person of {kind} {label}."
 
 
@@ -119,7 +121,7 @@ def attach(cluster: Cluster, persons: Sequence[PersonEntity], user_mentions: Map
     if together and (len(together) == 1 or together[0][0] >= 2 * together[1][0]):
         total = sum(b - a for a, b in cluster.spans) or 1.0
         cluster.canonical_id, cluster.sources = together[0][1], ["model"]
-        cluster.confidence = round(0.5 * min(1.0, together[0][0] / total), 4)
+        cluster.confidence = round(WEAK * min(1.0, together[0][0] / total), 4)
 
 
 @dataclass
@@ -186,9 +188,10 @@ def units_of(clusters: Iterable[Cluster]) -> list[list[Cluster]]:
         per_kind[(c.video_id, c.canonical_id, c.kind)] = per_kind.get((c.video_id, c.canonical_id, c.kind), 0) + 1
     by: dict[tuple[str, str], list[Cluster]] = {}
     for c in clusters:
-        # Two voices (or faces) on one entity are one person only when the user said so; else each is its own.
+        # Two voices (or faces) on one entity by co-occurrence alone are two people; by stronger evidence (the
+        # user named both, the model's entity says both, a merge of two entities) one.
         alone = c.canonical_id is None or (per_kind[(c.video_id, c.canonical_id, c.kind)] > 1
-                                           and "user" not in c.sources)
+                                           and c.confidence <= WEAK)
         by.setdefault((c.video_id, f"{c.kind}:{c.label}" if alone else str(c.canonical_id)), []).append(c)
     return list(by.values())
 

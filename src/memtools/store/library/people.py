@@ -54,7 +54,7 @@ class PeopleInput:
     """What one video gives the people table (no vectors: those are read from their files)."""
 
     video_id: str
-    speakers: dict[str, list[tuple[float, float]]]  # Speech nodes' speaker -> their times
+    speakers: dict[str, list[tuple[float, float]]]  # cluster label (a voice's, or a speaker's name) -> its times
     says: dict[str, dict[str, int]]  # speaker -> model mention id -> utterances it SAYS
     user_mentions: dict[tuple[str, str], tuple[str, str]]  # (kind, label) -> (mention id, the name given)
     persons: list[PersonEntity]
@@ -62,21 +62,24 @@ class PeopleInput:
 
 def people_input(graph: VideoGraph, rows: Sequence[Mapping[str, Any]]) -> PeopleInput:
     """The people input of one video from its graph and its canonical ``entities`` rows (timeline decoded)."""
+    user: dict[tuple[str, str], tuple[str, str]] = {}
+    for e in graph.entities:
+        for feature in e.grounding.distinctive_features if e.entity_type == PERSON else ():
+            if m := USER_MARK.match(feature):
+                user[(m.group(1), m.group(2))] = (e.id, e.display_name)
+    label_of_mark = {mid: label for (kind, label), (mid, _) in user.items() if kind == "voice"}
+    named_line = {edge.target: label_of_mark[edge.source] for edge in graph.edges
+                  if edge.label == "SAYS" and edge.source in label_of_mark}
     speakers: dict[str, list[tuple[float, float]]] = {}
     speaker_of: dict[str, str] = {}
     for s in graph.speech:
-        if s.speaker:
-            speakers.setdefault(s.speaker, []).append((float(s.t_start), float(s.t_end)))
-            speaker_of[s.id] = s.speaker
-    user: dict[tuple[str, str], tuple[str, str]] = {}
-    for e in graph.entities:
-        m = USER_MARK.match(e.description or "")
-        if m and e.entity_type == PERSON:
-            user[(m.group(1), m.group(2))] = (e.id, e.display_name)
-    marked = {mid for mid, _ in user.values()}
+        label = named_line.get(s.id) or s.speaker  # a line the user named keeps its voice label here
+        if label:
+            speakers.setdefault(label, []).append((float(s.t_start), float(s.t_end)))
+            speaker_of[s.id] = label
     says: dict[str, dict[str, int]] = {}
     for edge in graph.edges:
-        if edge.label == "SAYS" and edge.target in speaker_of and edge.source not in marked:
+        if edge.label == "SAYS" and edge.target in speaker_of and edge.source not in label_of_mark:
             per = says.setdefault(speaker_of[edge.target], {})
             per[edge.source] = per.get(edge.source, 0) + 1
     persons = [PersonEntity(r["id"], r["name"], frozenset(r["mentions"]),
@@ -107,16 +110,14 @@ def clusters_of(folder: Path, data: PeopleInput) -> list[Cluster]:
     out: list[Cluster] = []
     voices = {v.label: v for v in load_voices(folder, data.video_id)}
     named_voice = {label: name for (kind, label), (_, name) in data.user_mentions.items() if kind == "voice"}
-    by_name = {name: label for label, name in named_voice.items()}
-    for speaker, spans in data.speakers.items():
-        label = by_name.get(speaker, speaker)
+    for label, spans in data.speakers.items():
         if label in voices or label in named_voice or SPEAKER_LABEL.match(label):
             voice = voices.get(label)
             c = Cluster("voice", data.video_id, label, spans, _unit(voice.centroid if voice else None),
                         name=named_voice.get(label), user_named=label in named_voice)
         else:
-            c = Cluster("name", data.video_id, speaker, spans, None, name=speaker)
-        attach(c, data.persons, {k: m for k, (m, _) in data.user_mentions.items()}, data.says.get(speaker, {}))
+            c = Cluster("name", data.video_id, label, spans, None, name=label)
+        attach(c, data.persons, {k: m for k, (m, _) in data.user_mentions.items()}, data.says.get(label, {}))
         out.append(c)
     named_face = {label: name for (kind, label), (_, name) in data.user_mentions.items() if kind == "face"}
     for face in _faces(folder, data.video_id):
@@ -160,8 +161,7 @@ def relink(conn: sqlite3.Connection, folder: Path) -> None:
     remembered = {(v, t.split(":", 1)[1], k): lib for v, t, k, lib in conn.execute(
         "SELECT video_id, entity_type, key, lib_id FROM ids WHERE entity_type LIKE 'person:%'")}
     row = conn.execute("SELECT value FROM meta WHERE key = 'next_person'").fetchone()
-    order = [v for (v,) in conn.execute("SELECT video_id FROM members GROUP BY video_id ORDER BY MIN(seq)")]
-    order += sorted({c.video_id for c in clusters} - set(order))
+    order = sorted({c.video_id for c in clusters})  # library order: stable whatever is written again
     _, links, next_number = assign(clusters, order, remembered, 1 if row is None else int(row[0]))
     conn.executemany("UPDATE clusters SET person_id = ?, link = ?, link_confidence = ? WHERE video_id = ? AND "
                      "kind = ? AND label = ?", [(pid, json.dumps(ev), conf, *key)
