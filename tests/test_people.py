@@ -11,7 +11,6 @@ import types
 
 import numpy as np
 import pytest
-from people_support import near, people, save, talk, voice
 
 from memtools.changes import change_log, forget_person, label_person, merge_entities, undo_change
 from memtools.embed.testing import TestEmbedder
@@ -20,6 +19,7 @@ from memtools.store import Memory
 from memtools.store.library import people as people_layer
 from memtools.store.tables.voices import load_voices
 from memtools.tools import MemoryTools
+from people_support import near, people, save, talk, voice
 
 
 def library(path, voices: dict[str, dict[str, np.ndarray]], recorded: dict[str, str] | None = None) -> Memory:

@@ -26,9 +26,9 @@ from memtools.changes.actions import (
     undo_change,
 )
 from memtools.changes.apply import Applied
-from memtools.changes.people import forget_person, label_person
 from memtools.changes.edits import MAX_NOTE_CHARS
 from memtools.changes.log import Change
+from memtools.changes.people import forget_person, label_person
 
 __all__ = ["MAX_NOTE_CHARS", "Applied", "Change", "add_note", "change_log", "forget_person", "forget_video",
            "label_person", "merge_entities", "rename_entity", "split_entity", "undo_change"]

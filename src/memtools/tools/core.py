@@ -28,8 +28,8 @@ from memtools.tools.frame_results import Frames
 from memtools.tools.frame_text import describe_frames
 from memtools.tools.frames import inspect_window
 from memtools.tools.frames_search import FrameSearchTools
-from memtools.tools.people_tools import PeopleTools
 from memtools.tools.items import edge_item, macro_item, node_item
+from memtools.tools.people_tools import PeopleTools
 from memtools.tools.results import (
     EdgeItem,
     MacroEvents,

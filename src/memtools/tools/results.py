@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from memtools.tools.text import RENDER_BUDGET, budgeted, clip, hms, span
 from memtools.tools.people_results import IdentityLink
+from memtools.tools.text import RENDER_BUDGET, budgeted, clip, hms, span
 from memtools.wallclock import absolute, day_of, iso, start_of
 
 
