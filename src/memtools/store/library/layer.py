@@ -12,7 +12,10 @@ computes it again). Tables:
   rebuilds, so a video written again gets its entities' library ids back;
 * ``occurrences`` / ``activities``: every micro-event under its normalised action (the activity)
   with its video, times and place; one label vector per activity, for finding it by meaning;
-* ``meta``: the manifest generation the layer matches, and the next library id number.
+* ``clusters``: each voice, face and named-speaker cluster, its PERSON entity and its library person
+  (``memtools.store.library.people``), placed again in every update;
+* ``meta``: the manifest generation the layer matches, the next library and person id numbers, and
+  the ``layout`` (an older layout counts as missing, so it is computed whole).
 
 **When it is written.** Inside the journaled write (``MemoryWrites._write_batch``,
 ``delete_video``), after the graph's commit point and before the catalog and the manifest, in
