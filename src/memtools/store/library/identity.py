@@ -142,9 +142,12 @@ class Person:
 def _best_cos(a: Iterable[Cluster], b: Iterable[Cluster], kind: str) -> float | None:
     xs = [c.centroid for c in a if c.kind == kind and c.centroid is not None]
     ys = [c.centroid for c in b if c.kind == kind and c.centroid is not None]
-    if not xs or not ys:
+    if not xs or not ys or len({len(v) for v in (*xs, *ys)}) != 1:
         return None
-    return max(float(x @ y) / max(float(np.linalg.norm(x) * np.linalg.norm(y)), 1e-12) for x in xs for y in ys)
+    x, y = np.stack(xs).astype(np.float32), np.stack(ys).astype(np.float32)
+    x /= np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    y /= np.maximum(np.linalg.norm(y, axis=1, keepdims=True), 1e-12)
+    return float((x @ y.T).max())
 
 
 def link_evidence(person: Person, unit: Sequence[Cluster]) -> tuple[list[str], float]:
@@ -196,6 +199,53 @@ def units_of(clusters: Iterable[Cluster]) -> list[list[Cluster]]:
     return list(by.values())
 
 
+class _Candidates:
+    """The persons a unit can have evidence for: those sharing a name with it, or whose mean centroid of a kind
+    is near one of its own (one matrix product per kind over one row per person, a little below ``LINK`` so
+    the exact test, ``link_evidence``, sees every person it could link), so linking stays fast on large
+    libraries."""
+
+    SLACK = 0.1
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, set[int]] = {}
+        self.sums: dict[str, dict[int, np.ndarray]] = {}
+        self.rows: dict[str, tuple[np.ndarray, list[int]]] = {}
+
+    def add(self, index: int, unit: Sequence[Cluster]) -> None:
+        for c in unit:
+            if c.name:
+                self.by_name.setdefault(norm_name(c.name), set()).add(index)
+            if c.centroid is None or c.kind not in LINK:
+                continue
+            sums = self.sums.setdefault(c.kind, {})
+            v = np.asarray(c.centroid, np.float32)
+            if index in sums and len(sums[index]) != len(v):
+                continue
+            sums[index] = sums.get(index, np.zeros_like(v)) + v / max(float(np.linalg.norm(v)), 1e-12)
+            self.rows.pop(c.kind, None)
+
+    def of(self, unit: Sequence[Cluster]) -> list[int]:
+        found = {i for c in unit if c.name for i in self.by_name.get(norm_name(c.name), ())}
+        for c in unit:
+            if c.centroid is None or c.kind not in self.sums:
+                continue
+            if c.kind not in self.rows:
+                owners = sorted(self.sums[c.kind])
+                dims = {len(self.sums[c.kind][i]) for i in owners}
+                if len(dims) != 1:
+                    continue
+                matrix = np.stack([self.sums[c.kind][i] for i in owners])
+                self.rows[c.kind] = (matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12), owners)
+            matrix, owners = self.rows[c.kind]
+            v = np.asarray(c.centroid, np.float32)
+            if matrix.shape[1] != len(v):
+                continue
+            scores = matrix @ (v / max(float(np.linalg.norm(v)), 1e-12))
+            found.update(owners[i] for i in np.flatnonzero(scores >= LINK[c.kind] - self.SLACK))
+        return sorted(found)
+
+
 def assign(clusters: Sequence[Cluster], video_order: Sequence[str], remembered: Mapping[tuple[str, str, str], str],
            next_number: int) -> tuple[list[Person], dict[tuple[str, str, str], tuple[str, list[str], float]], int]:
     """Every cluster's library person: (cluster key) -> (person id, evidence, confidence); and the next number.
@@ -207,12 +257,14 @@ def assign(clusters: Sequence[Cluster], video_order: Sequence[str], remembered: 
     people: list[Person] = []
     links: dict[tuple[str, str, str], tuple[str, list[str], float]] = {}
     used: set[str] = set()
+    candidates = _Candidates()
+    index_of: dict[str, int] = {}
     for unit in units:
         best: Person | None = None
         best_rank: tuple[float, bool] = (0.0, False)
         best_evidence: list[str] = []
         wanted = {remembered.get(c.key) for c in unit}
-        for person in people:
+        for person in (people[i] for i in candidates.of(unit)):  # in order made: ties go to the older one
             evidence, confidence = link_evidence(person, unit)
             here = (confidence, person.id in wanted)
             if evidence and (best is None or here > best_rank):
@@ -226,9 +278,11 @@ def assign(clusters: Sequence[Cluster], video_order: Sequence[str], remembered: 
                 next_number += 1
             used.add(pid)
             best = Person(pid)
+            index_of[pid] = len(people)
             people.append(best)
             best_evidence, best_rank = ["first"], (1.0, False)
         best.clusters.extend(unit)
+        candidates.add(index_of[best.id], unit)
         for c in unit:
             links[c.key] = (best.id, best_evidence, best_rank[0])
     return people, links, next_number
