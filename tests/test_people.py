@@ -192,3 +192,28 @@ def test_a_layer_made_before_people_gains_them_on_repair(tmp_path, capsys):
     assert found[("mon", "S1")] == found[("tue", "S1")]
     with Memory.open(tmp_path / "m", TestEmbedder(32)) as memory:
         assert len(memory.manifest.videos) == 2 and MemoryTools(memory).get_entity_timeline(name="cook").people
+
+
+def test_real_voice_vectors_of_one_synthetic_voice_link_across_videos_and_two_voices_do_not(tmp_path):
+    """GE2E on espeak-ng voices (synthetic, stated as such): each video's cluster is the centroid of other
+    sentences, as a build keeps it; the same voice is one person, another voice is not."""
+    from memtools.speech.synthetic import VOICES, espeak_available, speak
+    from memtools.speech.voice_weights import weights_path
+
+    if not espeak_available() or weights_path() is None:
+        pytest.skip("needs espeak-ng and the voice encoder's weights (pip install --no-deps resemblyzer)")
+    from memtools.speech.voice import VoiceEncoder
+
+    encoder = VoiceEncoder()
+
+    def cluster(voice_n: int, sentences: list[str]) -> np.ndarray:
+        c = encoder.embed([speak(s, VOICES[voice_n]) for s in sentences]).mean(axis=0)
+        return c / np.linalg.norm(c)
+
+    monday = ["The meeting starts at nine in the main hall.", "Could you pass me the report from last week?"]
+    tuesday = ["Has anyone seen the keys to the storage room?", "The train was twenty minutes late this morning."]
+    with library(tmp_path / "m", {"mon": {"S1": cluster(0, monday), "S2": cluster(1, monday)},
+                                  "tue": {"S1": cluster(1, tuesday), "S2": cluster(2, tuesday)}}):
+        found = people(tmp_path / "m")
+    assert found[("mon", "S2")] == found[("tue", "S1")]
+    assert len({found[("mon", "S1")], found[("mon", "S2")], found[("tue", "S2")]}) == 3
