@@ -217,3 +217,28 @@ def test_real_voice_vectors_of_one_synthetic_voice_link_across_videos_and_two_vo
         found = people(tmp_path / "m")
     assert found[("mon", "S2")] == found[("tue", "S1")]
     assert len({found[("mon", "S1")], found[("mon", "S2")], found[("tue", "S2")]}) == 3
+
+
+def test_splitting_a_named_entity_parts_its_voices(tmp_path):
+    from memtools.changes import split_entity
+
+    with library(tmp_path / "m", {"mon": {"S1": voice(1), "S2": voice(2)}}) as memory:
+        label_person(memory, "mon/S1", "Ada")
+        label_person(memory, "mon/S2", "Ada")  # the user says both voices are Ada: one entity, one person
+        assert people(memory.path)[("mon", "S1")] == people(memory.path)[("mon", "S2")]
+        ada = next(r for r in memory.entities.of_video("mon") if r.name == "Ada")
+        second = next(m for m in ada.mentions if m.startswith("mon/macro_0001/"))
+        split_entity(memory, ada.id, [second], "Bea")
+        assert people(memory.path)[("mon", "S1")] != people(memory.path)[("mon", "S2")]
+
+
+def test_speakers_named_by_subtitles_are_one_person_across_videos_by_name(tmp_path):
+    lines = [("Roger Bingham", 10.0, 14.0, "Welcome to the show."), ("Ada", 130.0, 134.0, "Thank you.")]
+    with Memory.create(tmp_path / "m", TestEmbedder(32)) as memory:
+        memory.write_video(talk("mon", lines))
+        memory.write_video(talk("tue", lines[:1]))
+        found = people(memory.path)
+        with sqlite3.connect(memory.path / "library.sqlite") as conn:
+            kinds = {r[0] for r in conn.execute("SELECT kind FROM clusters")}
+    assert kinds == {"name"}
+    assert found[("mon", "Roger Bingham")] == found[("tue", "Roger Bingham")] != found[("mon", "Ada")]
