@@ -41,6 +41,18 @@ memtools tool get_transcript --memory "$MEMORY" --start-sec 0 --end-sec 140
 echo
 echo '$ memtools tool get_entity_timeline --name ball'
 memtools tool get_entity_timeline --memory "$MEMORY" --name ball
+if "$PYTHON" -c "import sys; from memtools.speech.voice_weights import weights_path; sys.exit(weights_path() is None)"; then
+  echo
+  echo '$ memtools build examples/sample/sample.mp4 --video-id sample-again ...'
+  echo '  (the sample again, standing for a second recording by the same two narrators)'
+  memtools build examples/sample/sample.mp4 --memory "$MEMORY" --replay examples/sample/responses.jsonl \
+    --video-id sample-again >/dev/null 2>&1
+  echo '$ memtools label-person sample/S2 "Second narrator"   (naming a voice: the strongest evidence of who is who)'
+  memtools label-person sample/S2 "Second narrator" --memory "$MEMORY"
+  echo
+  echo '$ memtools tool get_entity_timeline --name "Second narrator"   (one person, by voice, across both videos)'
+  memtools tool get_entity_timeline --memory "$MEMORY" --name "Second narrator"
+fi
 echo
 echo '$ memtools import-captions examples/sample/week.json --memory '"$MEMORY"'-week   (four days at home, with recording times)'
 memtools import-captions examples/sample/week.json --memory "$MEMORY-week" 2>/dev/null

@@ -181,6 +181,15 @@ def test_the_quickstart_builds_and_explores_the_sample_and_leaves_the_checkout_c
     assert "[event] sample/macro_0002/" in boxes
     speech = out.split("what did the narrator say about the boxes?")[-1].split("get_transcript")[0]
     assert "sample/macro_0002/utt_" in speech and "boxes" in speech.lower()  # recognised words vary by CPU
+    from memtools.speech.voice_weights import weights_path
+
+    if weights_path() is not None:  # with the voice weights: speakers, and one narrator followed across two videos
+        said = out.split("get_transcript --start-sec 0 --end-sec 140")[-1].split("$ memtools")[0]
+        assert "] S1: " in said and "] S2: " in said
+        person = out.split('get_entity_timeline --name "Second narrator"')[-1].split("$ memtools")[0]
+        assert "'Second narrator': heard or seen in 2 video(s)" in person
+        assert "1. sample [0:00:43-0:02:18]: voice S2 'Second narrator'" in person
+        assert "2. sample-again [0:00:43-0:02:18]: voice S2 (lib/person_" in person and "linked by voice" in person
     days = out.split("get_event_chain")[-1]  # a question across days, on the bundled week of captions
     assert "on 3 day(s)" in days and "last thu_kitchen" in days and "recorded 2026-11-19T07:55:00+01:00" in days
     assert "Thursday 2026-11-19: 1 video recorded" in days

@@ -5,7 +5,9 @@ copies, a build with faces, ``memtools repair --faces`` on a memory built withou
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 
 import cv2
@@ -98,6 +100,12 @@ def _build(memory_path: Path, video: Path, **options) -> None:
                     **options)
 
 
+def _face_clusters(memory_path) -> list[tuple[str, str]]:
+    """The face clusters the library layer's people table holds (docs/people.md)."""
+    with contextlib.closing(sqlite3.connect(memory_path / "library.sqlite")) as conn:
+        return sorted(conn.execute("SELECT video_id, label FROM clusters WHERE kind = 'face'").fetchall())
+
+
 def _who(faces) -> list[tuple[str, list[float]]]:
     return [(f.label, sorted({round(s.t) for s in f.sightings})) for f in faces]
 
@@ -115,6 +123,7 @@ def test_a_build_with_faces_clusters_the_two_people(tmp_path, video, monkeypatch
     assert all(s.t < 6 or s.t >= 12 for s in faces[0].sightings) and faces[0].sightings[-1].t >= 12  # Hopper twice
     assert all(6 <= s.t < 12 for s in faces[1].sightings)  # the astronaut between
     assert len(faces[0].centroid) == 128 and faces[0].seconds > faces[1].seconds > 0
+    assert _face_clusters(tmp_path / "memory") == [("people", "F1"), ("people", "F2")]
     with Memory.open(tmp_path / "memory", TestEmbedder(64)) as memory, memory.reading() as graph:
         stored = graph.video_graph("people")
     assert stored is not None
@@ -135,6 +144,7 @@ def test_an_old_memory_gains_faces_on_repair_and_loses_nothing_and_delete_forget
     data = json.loads((memory_path / "faces" / "people.json").read_text())
     assert data["video_id"] == "people" and [f["label"] for f in data["faces"]] == ["F1", "F2"]
     assert main(["check", "--memory", str(memory_path)]) == 0  # faces/ is no leftover
+    assert _face_clusters(memory_path) == [("people", "F1"), ("people", "F2")]  # the library's people place them
     with Memory.open(memory_path, TestEmbedder(64)) as memory:
         assert memory.delete_video("people")
     assert not (memory_path / "faces" / "people.json").exists()

@@ -30,6 +30,8 @@ WRITE_CALLS = {
     "merge_entities": {"entity_id": "kitchen/entity_004", "other_id": "kitchen/entity_005"},
     "split_entity": {"entity_id": "kitchen/entity_001", "mention_ids": ["kitchen/macro_0002/ent_001"]},
     "forget_video": {"video_id": "kitchen"},
+    "label_person": {"target": "kitchen/S1", "name": "Tom"},
+    "forget_person": {"target": "kitchen/S1"},
     "undo_change": {"change_id": "c0001"},
     "list_changes": {},
 }

@@ -90,6 +90,9 @@ def test_an_old_memory_gains_speakers_on_repair_and_loses_nothing(tmp_path, talk
     after = dump_memory(memory_path)
     # the same memory, with who said each utterance: strip the speakers and the dumps agree
     assert after != before
+    # (and get_relations names each voice's identity: people, docs/people.md)
+    assert "Identity: talk " in after
+    after = re.sub(r"(?m)^Identity: .*\n", "", after)
     assert re.sub(r" ?\(?\bS[12]\b\)?:?", "", after) == re.sub(r" ?\(?\bS[12]\b\)?:?", "", before)
     assert main(["check", "--memory", str(memory_path)]) == 0
     # a second repair leaves it as it is

@@ -71,6 +71,7 @@ def add_faces(memory: Memory, model: FaceModel, *, video_ids: Sequence[str] | No
               progress: Callable[[str], None] | None = None) -> list[str]:
     """Find and cluster the faces of each video's stored keyframes; one line per video says what happened."""
     say = Lines(progress)
+    saved = False
     for vid, stored in stored_videos(memory, video_ids, say):
         if not stored.keyframes:
             say(f"{vid}: no keyframes; nothing to look at")
@@ -81,6 +82,12 @@ def add_faces(memory: Memory, model: FaceModel, *, video_ids: Sequence[str] | No
                 f"(memtools check --memory {memory.path} says what is missing)")
             continue
         save_faces(memory.path, vid, faces)
+        saved = True
         sightings = sum(len(f.sightings) for f in faces)
         say(f"{vid}: {len(faces)} face(s) in {sightings} sighting(s) on {read} keyframe(s)")
+    if saved:  # the library's people (library.sqlite) place the new face clusters
+        from memtools.store.library import layer
+
+        with memory.reading() as graph:
+            layer.rebuild(memory, graph, memory.manifest.generation)
     return say.lines

@@ -85,11 +85,12 @@ class _VideoBuild:
         graph = await self.perceive()
         faces = None if self.faces is None else await find_faces(self.faces, graph.keyframes, self.frames_root,
                                                                  self.checkpoints)  # from the staged keyframes
-        await index_video(self.memory, graph, self.progress, frames=self.frames_root)  # counts the texts it embeds
+        # voices and faces before the write, so the library layer it computes sees them (people)
         if self.speakers is not None:
             await asyncio.to_thread(save_voices, self.memory.path, self.video_id, self.voices)
         if faces is not None:
             await asyncio.to_thread(save_faces, self.memory.path, self.video_id, faces)
+        await index_video(self.memory, graph, self.progress, frames=self.frames_root)  # counts the texts it embeds
 
     async def perceive(self) -> VideoGraph:
         """Everything but the write: the assembled graph (keyframe files are staged in ``frames_root``)."""

@@ -43,8 +43,8 @@ def add_speakers(memory: Memory, encoder: Embedder, *, video_ids: Sequence[str] 
         said = [Utterance(t_start=s.t_start, t_end=s.t_end, text=s.text, speaker=s.speaker) for s in stored.speech]
         labelled, voices = embed_and_cluster(encoder, source, said)
         speech = [s.model_copy(update={"speaker": u.speaker}) for s, u in zip(stored.speech, labelled, strict=True)]
+        save_voices(memory.path, vid, voices)  # first: the write's library layer reads them (people)
         memory.write_videos([stored.model_copy(update={"speech": speech})])
-        save_voices(memory.path, vid, voices)
         named = sum(1 for s, u in zip(stored.speech, labelled, strict=True) if u.speaker and not s.speaker)
         say(f"{vid}: {named} utterance(s) labelled with {len(voices)} speaker(s)")
     return say.lines

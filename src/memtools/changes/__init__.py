@@ -1,4 +1,5 @@
-"""Correcting and forgetting: notes, entity renames, merges and splits, forgetting a video, and undo.
+"""Correcting and forgetting: notes, entity renames, merges and splits, forgetting a video, naming and
+forgetting a person (``label_person``, ``forget_person``: docs/people.md), and undo.
 
 Every change is journaled like a build (whole or not at all under ``kill -9``), recorded in the
 memory's change log (``changes.sqlite``: id, when, who, through which front end, what) and can be
@@ -27,6 +28,7 @@ from memtools.changes.actions import (
 from memtools.changes.apply import Applied
 from memtools.changes.edits import MAX_NOTE_CHARS
 from memtools.changes.log import Change
+from memtools.changes.people import forget_person, label_person
 
-__all__ = ["MAX_NOTE_CHARS", "Applied", "Change", "add_note", "change_log", "forget_video", "merge_entities",
-           "rename_entity", "split_entity", "undo_change"]
+__all__ = ["MAX_NOTE_CHARS", "Applied", "Change", "add_note", "change_log", "forget_person", "forget_video",
+           "label_person", "merge_entities", "rename_entity", "split_entity", "undo_change"]

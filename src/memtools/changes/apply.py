@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memtools.changes.forgetting import FORGET, finish_forgetting
 from memtools.changes.log import ChangeLog, change_seq
 from memtools.errors import MemoryBusy, ToolError, ToolNotFound
 from memtools.schema import VideoGraph
@@ -83,7 +84,9 @@ class Applied:
 
 
 def settle_pending(memory: Memory, log: ChangeLog) -> None:
-    """Settle the changes a killed process left ``pending`` (the memory recovered already)."""
+    """Settle the changes a killed process left ``pending`` (the memory recovered already); a ``forget_person``
+    is finished instead (``memtools.changes.people``: its deletion is done again)."""
+    finish_forgetting(memory, log)
     for change in log.pending():
         log.settle(change.id, digest(read_video(memory, change.video_id)) == change.after_digest)
 
@@ -166,6 +169,9 @@ def undo(memory: Memory, target: str) -> Applied:
                            "list_changes lists them")
     if found.state != "done":
         raise ToolError(f"change {found.id} did not land ({found.state}), so there is nothing to undo")
+    if found.action == FORGET:
+        raise ToolError(f"change {found.id} deleted voice and face vectors for good (they are not kept, so they "
+                        "cannot come back); rebuilding the video with --speakers computes its voices again")
     if found.undone_by:
         raise ToolError(f"change {found.id} was already undone by {found.undone_by}; undo {found.undone_by} to "
                         "redo it")

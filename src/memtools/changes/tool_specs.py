@@ -1,5 +1,6 @@
 """The tools that change the memory (``ToolSpec(..., write=True)``), apart from the read catalogue
-``TOOL_SPECS``: notes, entity corrections, forgetting a video, undo and the change log.
+``TOOL_SPECS``: notes, entity corrections, forgetting a video, naming and forgetting a person, undo and the
+change log.
 
 The MCP server serves them only when started with ``--allow-writes``, and lists and runs them only
 for a caller that may write (``memtools.mcp.permission``). Front ends that only read (the LangChain
@@ -17,6 +18,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from memtools.changes import actions as changes
+from memtools.changes import people
 from memtools.changes.edits import MAX_NOTE_CHARS
 from memtools.tools.caller import require_write
 from memtools.tools.core import MemoryTools
@@ -108,6 +110,16 @@ def split_entity(tools: MemoryTools, entity_id: str, mention_ids: list[str], new
     return _result(changes.split_entity(tools.memory, entity_id, mention_ids, new_name))
 
 
+def label_person(tools: MemoryTools, target: str, name: str) -> ChangeResult:
+    require_write()
+    return _result(people.label_person(tools.memory, target, name))
+
+
+def forget_person(tools: MemoryTools, target: str) -> ChangeResult:
+    require_write()
+    return _result(people.forget_person(tools.memory, target))
+
+
 def undo_change(tools: MemoryTools, change_id: str) -> ChangeResult:
     require_write()
     return _result(changes.undo_change(tools.memory, change_id))
@@ -150,6 +162,20 @@ class SplitArgs(_Args):
     new_name: str | None = Field(default=None, max_length=200, description="The split-off entity's name, if known.")
 
 
+PersonTarget = Annotated[str, Field(min_length=1, max_length=300, description=(
+    "A person 'lib/person_0001' (get_entity_timeline or get_relations on an utterance gives it), or one cluster "
+    "of a video: '<video>/S1' (a voice) or '<video>/F1' (a face)."))]
+
+
+class LabelPersonArgs(_Args):
+    target: PersonTarget
+    name: str = Field(min_length=1, max_length=200, description="The person's name as the user gives it, e.g. 'Ada'.")
+
+
+class ForgetPersonArgs(_Args):
+    target: PersonTarget
+
+
 class UndoArgs(_Args):
     change_id: str = Field(max_length=32, description="A change id from list_changes or a write's result, e.g. "
                                                       "'c0007'. Undoing an undo redoes the change.")
@@ -176,6 +202,13 @@ register(
     ToolSpec("forget_video", "write",
              "Remove a video from the memory (its graph, vectors and keyframes). Ask the user first; undo_change "
              "brings it back.", ForgetArgs, forget_video, write=True),
+    ToolSpec("label_person", "write",
+             "Name a person the memory told apart by voice or face (S1, F1, or a library person): the user's name "
+             "is the strongest evidence of who is who, across videos too. Undoable.", LabelPersonArgs, label_person,
+             write=True),
+    ToolSpec("forget_person", "write",
+             "Delete the voice and face vectors (biometric data) of a person in every video; the transcript keeps "
+             "its text. Ask the user first: this cannot be undone.", ForgetPersonArgs, forget_person, write=True),
     ToolSpec("undo_change", "write",
              "Undo one change (a note, rename, merge, split, forget or undo) by its id; undoing an undo redoes it.",
              UndoArgs, undo_change, write=True),

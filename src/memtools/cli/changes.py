@@ -1,4 +1,5 @@
-"""``memtools note | rename-entity | merge-entities | split-entity | forget | log | undo``: correct and forget.
+"""``memtools note | rename-entity | merge-entities | split-entity | forget | label-person | forget-person | log |
+undo``: correct and forget.
 
 Each change is recorded in the memory's change log with the CLI as its front end, and can be undone
 (``memtools undo CHANGE_ID``; undoing an undo redoes). See docs/writing.md.
@@ -45,6 +46,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_memory_arg(p)
     p.add_argument("video_id")
     p.set_defaults(func=_forget)
+
+    p = sub.add_parser("label-person", help="name a voice or face cluster, or a person (named by you: the "
+                                            "strongest evidence)")
+    add_memory_arg(p)
+    p.add_argument("target", help="a cluster VIDEO/S1 (voice) or VIDEO/F1 (face), or a person lib/person_0001")
+    p.add_argument("name")
+    p.set_defaults(func=_label_person)
+
+    p = sub.add_parser("forget-person", help="delete the voice and face vectors of a person (cannot be undone)")
+    add_memory_arg(p)
+    p.add_argument("target", help="a person lib/person_0001, or one cluster VIDEO/S1 or VIDEO/F1")
+    p.set_defaults(func=_forget_person)
 
     p = sub.add_parser("log", help="the memory's change log: id, when, who, through which front end, what")
     add_memory_arg(p)
@@ -95,6 +108,22 @@ def _forget(args: argparse.Namespace) -> int:
     from memtools.changes import forget_video
 
     return _run(args, lambda m: forget_video(m, args.video_id))
+
+
+def _label_person(args: argparse.Namespace) -> int:
+    from memtools.changes import label_person
+
+    return _run(args, lambda m: label_person(m, args.target, args.name))
+
+
+def _forget_person(args: argparse.Namespace) -> int:
+    from memtools.changes import forget_person
+    from memtools.tools.caller import acting_as, owner
+
+    with open_memory(args.memory) as memory, acting_as(owner("cli")):
+        applied = forget_person(memory, args.target)
+    print(f"{applied.change_id}: {applied.summary}")
+    return 0
 
 
 def _undo(args: argparse.Namespace) -> int:

@@ -37,7 +37,9 @@ Drill down from the top:
   recorded_to='2026-11-22') for the videos of those days; as_of_time for what had happened by an instant.
 - What someone said: get_transcript(video_id, start_sec, end_sec), or search_nodes(query,
   node_types=['speech']). Lines name their speaker (a subtitle's name, or S1, S2, ... for voices told
-  apart by sound); one speaker's lines: get_transcript(..., speaker='S2').
+  apart by sound); one speaker's lines: get_transcript(..., speaker='S2'). Who a voice is, across videos:
+  get_relations(node_id) on an utterance names its person ('lib/person_0001'), and
+  get_entity_timeline(entity_id='lib/person_0001') follows that person through every video.
 - Why / what caused it / what happened next: get_relations(node_id) on an event or macro event.
 - A visual detail the text lacks (colour, count, a sign): inspect_frames(video_id, start_sec, end_sec).
 - What something looks like, when the time is unknown ('a red van'): search_frames(query), if the memory

@@ -24,12 +24,12 @@ from memtools.store import Memory
 from memtools.store.catalog.failures import build_failure
 from memtools.store.outline import Outline
 from memtools.tools import messages as msg
-from memtools.tools.entities import EntityTools
 from memtools.tools.frame_results import Frames
 from memtools.tools.frame_text import describe_frames
 from memtools.tools.frames import inspect_window
 from memtools.tools.frames_search import FrameSearchTools
 from memtools.tools.items import edge_item, macro_item, node_item
+from memtools.tools.people_tools import PeopleTools
 from memtools.tools.results import (
     EdgeItem,
     MacroEvents,
@@ -68,7 +68,7 @@ def _range(name: str, value: float, low: float, high: float) -> None:
         raise ToolError(msg.BAD_RANGE.format(name=name, low=low, high=high, value=value))
 
 
-class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, WallClockTools):
+class MemoryTools(SearchTools, PeopleTools, TranscriptTools, FrameSearchTools, WallClockTools):
     """The tools over one ``Memory``. Thread-safe; every call is short.
 
     Navigation and search tools take an optional ``as_of_sec``: only what had happened by
@@ -315,6 +315,7 @@ class MemoryTools(SearchTools, EntityTools, TranscriptTools, FrameSearchTools, W
             node_id=node_id, kind=kind.value if kind else "node", text=brief(node, 200),
             outgoing=[edge_item(e) for e in edges if e.source == node_id],
             incoming=[edge_item(e) for e in edges if e.target == node_id],
+            identities=self._identities(node_id),
         )
 
     # --- inspect ------------------------------------------------------------------------

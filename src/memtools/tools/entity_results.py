@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from memtools.tools.people_results import PersonTimeline, render_people
 from memtools.tools.results import _Result
 from memtools.tools.text import budgeted, clip, hms, span
 
@@ -137,6 +138,9 @@ class EntityTimeline(_Result):
         "library entities: one timeline across videos in recording order (wall clock when known, else library "
         "order); empty when answered per video"))
     note: str = Field(default="", description="why the answer is per video when a library answer was asked for")
+    people: list[PersonTimeline] = Field(default_factory=list, description=(
+        "library-level persons (voice, face, named-speaker clusters linked across videos, in recording order) "
+        "of the entities shown, or the person asked for"))
 
     def render(self) -> str:
         when = f" as of {hms(self.as_of_sec)}" if self.as_of_sec is not None else ""
@@ -172,6 +176,7 @@ class EntityTimeline(_Result):
                     t = f" {span(r.t_start, end)}" if r.t_start is not None and end is not None else ""
                     arrow = f"-{r.label}->" if r.direction == "out" else f"<-{r.label}-"
                     lines.append(f"    {arrow} {r.node_id.rsplit('/', 1)[-1]}{t} {clip(r.text, 110)}")
+        lines += render_people(self.people)
         if not lines:
             return f"No appearances{when}."
         lines = budgeted(lines, "pass video_id, or as_of_sec, or an entity_id instead of a name")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from memtools.tools.people_results import IdentityLink
 from memtools.tools.text import RENDER_BUDGET, budgeted, clip, hms, span
 from memtools.wallclock import absolute, day_of, iso, start_of
 
@@ -349,9 +350,12 @@ class Relations(_Result):
     text: str
     outgoing: list[EdgeItem]
     incoming: list[EdgeItem]
+    identities: list[IdentityLink] = Field(default_factory=list, description=(
+        "an utterance's speaker or an entity: its voice / face / named-speaker clusters and their library person"))
 
     def render(self) -> str:
         lines = [f"{self.kind} {self.node_id}: {clip(self.text, 160)}"]
+        lines += [f"Identity: {link.line()}" for link in self.identities]
         lines.append(f"Outgoing ({len(self.outgoing)}):")
         lines += [f"- -{e.label}-> {e.target} {clip(e.other_text, 90)}"
                   + (f" — {clip(e.description, 140)}" if e.description else "") for e in self.outgoing]

@@ -1,6 +1,7 @@
 """The library layer: what carries over between a library's videos. Canonical entities linked
 across videos into library entities with stable ids (``link_rules``: the evidence and the
-refusals), activity occurrences, kept in ``library.sqlite`` and derived again inside every
+refusals), people (``identity``: voice and face clusters matched across videos, ``people``: their table),
+activity occurrences, kept in ``library.sqlite`` and derived again inside every
 journaled write (``layer``), and the reads the tools make of it (``reads``).
 
 May import: ``memtools.store.graph.cypher``, ``memtools.store.tables``, ``memtools.store.catalog`` and the

@@ -12,7 +12,10 @@ computes it again). Tables:
   rebuilds, so a video written again gets its entities' library ids back;
 * ``occurrences`` / ``activities``: every micro-event under its normalised action (the activity)
   with its video, times and place; one label vector per activity, for finding it by meaning;
-* ``meta``: the manifest generation the layer matches, and the next library id number.
+* ``clusters``: each voice, face and named-speaker cluster, its PERSON entity and its library person
+  (``memtools.store.library.people``), placed again in every update;
+* ``meta``: the manifest generation the layer matches, the next library and person id numbers, and
+  the ``layout`` (an older layout counts as missing, so it is computed whole).
 
 **When it is written.** Inside the journaled write (``MemoryWrites._write_batch``,
 ``delete_video``), after the graph's commit point and before the catalog and the manifest, in
@@ -41,6 +44,7 @@ import numpy as np
 from memtools.errors import StoreError
 from memtools.schema import VideoGraph
 from memtools.store.faults import fault_point
+from memtools.store.library import people
 from memtools.store.library.link_rules import LOCATION, LibEntity, Linker, Member, Profile, places_of
 from memtools.store.problems import Problem
 from memtools.store.tables.entities import _key, _norm
@@ -67,7 +71,10 @@ CREATE TABLE IF NOT EXISTS occurrences (event_id TEXT PRIMARY KEY, video_id TEXT
 CREATE INDEX IF NOT EXISTS occurrences_activity ON occurrences(activity);
 CREATE INDEX IF NOT EXISTS occurrences_video ON occurrences(video_id);
 CREATE TABLE IF NOT EXISTS activities (activity TEXT PRIMARY KEY, label TEXT NOT NULL, vector BLOB);
-"""
+""" + people.SCHEMA
+LAYOUT = 2
+"""The layer's layout (``meta`` key ``layout``): 2 added people (``memtools.store.library.people``). A layer
+of an older layout counts as missing: the next write, recovery or ``memtools repair`` computes it whole."""
 Embed = Callable[[list[str]], Sequence[Any]]
 
 
@@ -78,6 +85,7 @@ class VideoLayer:
     video_id: str
     profiles: list[Profile]
     occurrences: list[tuple[str, str, str, str, float, float, str, str | None]]
+    people: people.PeopleInput | None = None
 
 
 def activity_labels(graph: VideoGraph) -> list[str]:
@@ -108,7 +116,7 @@ def video_layer(graph: VideoGraph, rows: Iterable[Mapping[str, Any]]) -> VideoLa
     occurrences = [(ev.id, graph.video_id, activity, (ev.action or ev.description).strip(), float(ev.t_start),
                     float(ev.t_end), ev.macro_id, by_macro.get(ev.macro_id, first_place))
                    for ev in graph.events if (activity := _norm(ev.action or ev.description))]
-    return VideoLayer(graph.video_id, profiles, occurrences)
+    return VideoLayer(graph.video_id, profiles, occurrences, people.people_input(graph, rows))
 
 
 def _json(value: Any) -> Any:
@@ -135,10 +143,11 @@ def generation(folder: Path) -> int | None:
     try:
         with contextlib.closing(_connect(folder, write=False)) as conn:
             row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            layout = conn.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()
     except sqlite3.Error as exc:
         log.debug("library layer of %s unreadable: %s", folder, exc)
         return None
-    return None if row is None else int(row[0])
+    return None if row is None or layout is None or int(layout[0]) != LAYOUT else int(row[0])
 
 
 def _meta(conn: sqlite3.Connection, key: str, default: int) -> int:
@@ -191,7 +200,7 @@ def _store(conn: sqlite3.Connection, linker: Linker, layers: Sequence[VideoLayer
         conn.executemany("INSERT OR REPLACE INTO activities VALUES (?,?,?)",
                          [(a, label, _blob(None if v is None else np.asarray(v)))
                           for (a, label), v in zip(new.items(), vectors, strict=True)])
-    for key, value in (("generation", gen), ("next_number", linker.next_number), ("seq", seq)):
+    for key, value in (("generation", gen), ("next_number", linker.next_number), ("seq", seq), ("layout", LAYOUT)):
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
 
@@ -213,6 +222,12 @@ def update(folder: Path, layers: Sequence[VideoLayer], removed: Iterable[str], g
                 for layer in layers:
                     linker.add_video(layer.profiles)
                 _store(conn, linker, layers, touched, embed, gen)
+                conn.execute(f"DELETE FROM clusters WHERE video_id IN ({', '.join('?' for _ in touched)})",
+                             tuple(touched))
+                for layer in layers:
+                    if layer.people is not None:
+                        people.store_video(conn, folder, layer.people)
+                people.relink(conn, folder)
                 fault_point("library-linking")  # linked, not committed: the transaction is lost
                 conn.execute("COMMIT")
             except BaseException:
@@ -221,6 +236,26 @@ def update(folder: Path, layers: Sequence[VideoLayer], removed: Iterable[str], g
                 raise
     except sqlite3.Error as exc:
         raise StoreError(f"the library layer ({LIBRARY}) could not be written: {exc}") from exc
+
+
+def relink_people(folder: Path) -> bool:
+    """Place the people again in their own transaction (``forget_person`` removed centroids); False when
+    the layer is missing or stale (the next write, recovery or repair computes it whole)."""
+    if generation(folder) is None:
+        return False
+    try:
+        with contextlib.closing(_connect(folder, write=True)) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                people.relink(conn, folder)
+                conn.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+    except sqlite3.Error as exc:
+        raise StoreError(f"the library layer ({LIBRARY}) could not be written: {exc}") from exc
+    return True
 
 
 def stored_layers(memory: MemoryParts, graph: GraphStore, video_ids: Iterable[str]) -> Iterator[VideoLayer]:

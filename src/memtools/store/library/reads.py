@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -118,6 +119,59 @@ class LibraryReads:
         (entities,), = self._rows("SELECT COUNT(DISTINCT lib_id) FROM members")
         (activities,), = self._rows("SELECT COUNT(DISTINCT activity) FROM occurrences")
         return int(entities), int(activities)
+
+
+@dataclass(frozen=True)
+class ClusterLink:
+    """One voice, face or named-speaker cluster: what it is attached to in its video, and its library person."""
+
+    video_id: str
+    kind: str
+    label: str
+    name: str | None
+    user_named: bool
+    spans: list[tuple[float, float]]
+    canonical_id: str | None
+    sources: list[str]
+    confidence: float
+    person_id: str
+    link: list[str]
+    link_confidence: float
+
+
+class PeopleReads(LibraryReads):
+    """The people part of the layer (``memtools.store.library.people``)."""
+
+    def _clusters(self, where: str, params: Sequence[Any]) -> list[ClusterLink]:
+        try:
+            rows = self._rows("SELECT video_id, kind, label, name, user_named, spans, canonical_id, sources, "
+                              "confidence, person_id, link, link_confidence FROM clusters WHERE person_id IS NOT NULL "
+                              f"AND {where} ORDER BY person_id, video_id, kind, label", params)
+        except sqlite3.OperationalError:
+            return []  # a layer without people (made before them): none yet
+        return [ClusterLink(r[0], r[1], r[2], r[3], bool(r[4]), [tuple(x) for x in json.loads(r[5])], r[6],
+                            json.loads(r[7]), float(r[8]), r[9], json.loads(r[10] or "[]"), float(r[11] or 0.0))
+                for r in rows]
+
+    def clusters_of_people(self, person_ids: Sequence[str]) -> list[ClusterLink]:
+        marks = ", ".join("?" for _ in person_ids)
+        return self._clusters(f"person_id IN ({marks})", list(person_ids)) if person_ids else []
+
+    def people_of_entities(self, canonical_ids: Sequence[str]) -> list[str]:
+        """The persons whose clusters are attached to these canonical entities."""
+        marks = ", ".join("?" for _ in canonical_ids)
+        found = self._clusters(f"canonical_id IN ({marks})", list(canonical_ids)) if canonical_ids else []
+        return list(dict.fromkeys(c.person_id for c in found))
+
+    def people_named(self, name: str) -> list[str]:
+        """The persons a cluster of which bears this name (the user's or a speaker's)."""
+        wanted = " ".join(name.lower().split())
+        return list(dict.fromkeys(c.person_id for c in self._clusters("name IS NOT NULL", ())
+                                  if " ".join((c.name or "").lower().split()) == wanted))
+
+    def cluster(self, video_id: str, label: str) -> ClusterLink | None:
+        found = self._clusters("video_id = ? AND label = ?", (video_id, label))
+        return found[0] if found else None
 
 
 def match_activities(reads: LibraryReads, query: str, vector: np.ndarray | None, *, floor: float = 0.5,

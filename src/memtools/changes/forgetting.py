@@ -1,0 +1,71 @@
+"""Deleting a person's voice and face vectors from their files (``forget_person``, ``memtools.changes.people``),
+and finishing a deletion a kill interrupted: the change log's ``pending`` row names the clusters, and the
+deletion is idempotent, so doing it again completes it (``finish_forgetting``, called as pending changes are
+settled, ``memtools.changes.apply.settle_pending``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memtools.changes.log import ChangeLog
+from memtools.store.faults import fault_point
+from memtools.store.library.layer import relink_people
+from memtools.store.tables.voices import voices_path
+
+if TYPE_CHECKING:
+    from memtools.store import Memory
+
+FORGET = "forget_person"
+
+
+def _write_json(path: Path, data: dict) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _drop(path: Path, key: str, labels: set[str]) -> None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    kept = [c for c in data.get(key, []) if c.get("label") not in labels]
+    if len(kept) != len(data.get(key, [])):
+        _write_json(path, {**data, key: kept})
+
+
+def delete_vectors(memory: Memory, clusters: list[tuple[str, str, str]]) -> None:
+    """Delete these clusters' centroids from their files (idempotent: a second run finds nothing to do)."""
+    for video_id in sorted({v for v, _, _ in clusters}):
+        voices = {label for v, k, label in clusters if v == video_id and k == "voice"}
+        faces = {label for v, k, label in clusters if v == video_id and k == "face"}
+        if voices:
+            _drop(voices_path(memory.path, video_id), "voices", voices)
+            shutil.rmtree(memory.work_dir(video_id) / "speakers", ignore_errors=True)  # the build's checkpoint
+        if faces:
+            _drop(memory.path / "faces" / f"{video_id.replace('/', '_')}.json", "faces", faces)
+        fault_point("forget-person-video")
+    relink_people(memory.path)
+
+
+def finish_forgetting(memory: Memory, log: ChangeLog) -> None:
+    """Finish the ``forget_person`` changes a killed process left pending (deleting again), then settle them."""
+    for c in log.pending():
+        if c.action == FORGET:
+            delete_vectors(memory, [tuple(x) for x in (log.before(c.id) or {}).get(FORGET, [])])
+            log.settle(c.id, True)
+
+
+__all__ = ["FORGET", "delete_vectors", "finish_forgetting"]
