@@ -1,6 +1,7 @@
 """How close one query's embedding comes to what this machine can do (issue 34).
 
     python benchmarks/query_limit.py [--queries 200] [--repeats 30] [--compare]
+    python benchmarks/query_limit.py --synthetic     # a machine without memtools' dependencies or the weights
 
 Measures, on the machine it runs on and with the numpy/OpenBLAS it runs with:
 
@@ -22,6 +23,11 @@ weight bytes / bandwidth)``: the time no execution of this model on this machine
 these weights (the peak is the best this machine did for the same shapes). Prints the CPU model
 (``lscpu``), the load average, numpy's version and SIMD features, and threadpoolctl's view of the
 BLAS (library, kernel architecture, threads), and the OpenBLAS/numpy environment variables.
+
+``--synthetic`` runs the same arithmetic on random weights of MiniLM's shapes (``bert_query``'s int16
+path, the real code, loaded without memtools' package imports: numpy and threadpoolctl are all it
+needs), for a machine that has neither memtools' dependencies nor the weights: tokenising and the
+float32 encoder are left out, the rest is timed as above.
 
 To emulate another machine, run it under ``OPENBLAS_CORETYPE=Haswell`` (or SandyBridge, ...),
 ``NPY_DISABLE_CPU_FEATURES="X86_V4 AVX512_ICL"``, ``OPENBLAS_NUM_THREADS=1``.
@@ -66,6 +72,59 @@ def cpu_model() -> str:
         if line.startswith("Model name:"):
             return line.split(":", 1)[1].strip()
     return "unknown"
+
+
+class SyntheticBert:
+    """MiniLM-L6's shapes (hidden 384, 12 heads, intermediate 1536, six layers) with random weights: what
+    ``bert_query.QueryWeights`` reads of a ``NumpyBert``. The arithmetic, not the answers, is what is timed."""
+
+    dim, heads, inner, vocab, eps = 384, 12, 1536, 30522, 1e-12
+
+    def __init__(self, seed: int = 0) -> None:
+        from memtools.embed.bert_numpy import NumpyBert
+
+        self._norm = NumpyBert._norm.__get__(self)  # the model's own LayerNorm
+        rng = np.random.default_rng(seed)
+
+        def w(*shape: int) -> np.ndarray:
+            return (rng.standard_normal(shape, dtype=np.float32) * 0.05).astype(np.float32)
+
+        norm = (np.ones(self.dim, np.float32), np.zeros(self.dim, np.float32))
+        self.word, self.position, self.token_type, self.embed_norm = w(self.vocab, self.dim), w(512, self.dim), \
+            w(self.dim), norm
+        self.layers = [(w(self.dim, 3 * self.dim), w(3 * self.dim), w(self.dim, self.dim), w(self.dim), norm,
+                        w(self.dim, self.inner), w(self.inner), w(self.inner, self.dim), w(self.dim), norm)
+                       for _ in range(6)]
+
+
+def bare_memtools() -> None:
+    """Import memtools' modules from this checkout without running its packages' ``__init__`` (which load the
+    storage engines): ``--synthetic`` needs only numpy and threadpoolctl."""
+    import types
+
+    src = Path(__file__).resolve().parents[1] / "src" / "memtools"
+    for name, folder in (("memtools", src), ("memtools.embed", src / "embed")):
+        if name not in sys.modules:
+            module = types.ModuleType(name)
+            module.__path__ = [str(folder)]
+            sys.modules[name] = module
+
+
+def synthetic_queries(qweights, length: int, count: int) -> tuple[float, float]:
+    """(wall, CPU) median ms of ``count`` distinct random queries of ``length`` tokens through the int16 path, on
+    one BLAS thread (``embed_query``'s execution, less tokenising and the query cache)."""
+    from memtools.blas import blas_threads
+
+    rng = np.random.default_rng(3)
+    wall, cpu = [], []
+    with blas_threads(1):
+        for _ in range(count):
+            ids = [101, *rng.integers(1000, 30000, length - 2).tolist(), 102]
+            start, start_cpu = time.perf_counter(), time.thread_time()
+            qweights.encode(ids)
+            cpu.append(time.thread_time() - start_cpu)
+            wall.append(time.perf_counter() - start)
+    return statistics.median(wall) * 1e3, statistics.median(cpu) * 1e3
 
 
 def roofline_ms(flops: float, weight_bytes: float, gflops: float, bytes_per_second: float) -> float:
@@ -209,19 +268,31 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=30, help="repeats of each peak measurement (best kept)")
     parser.add_argument("--compare", action="store_true",
                         help="also time the int16 and float32 layers on one and on all BLAS threads, alternated")
+    parser.add_argument("--synthetic", action="store_true",
+                        help="random weights of the model's shapes, without memtools' dependencies (see above)")
+    parser.add_argument("--length", type=int, default=12, help="--synthetic: tokens per query (default 12)")
     args = parser.parse_args()
     offline()
+    if args.synthetic:
+        bare_memtools()
     from threadpoolctl import threadpool_limits
 
     from memtools.blas import blas_threads
-    from memtools.embed import default_embedder
 
-    embedder = default_embedder()
-    model = embedder._numpy_model()
-    qweights = model.query_weights()
-    lengths = sorted(len(model.tokenizer.encode(embedder.query_prefix + t).ids) for t in QUERIES)
-    length = lengths[len(lengths) // 2]
-    texts = [f"{QUERIES[n % len(QUERIES)]} {n}" for n in range(args.queries)]
+    if args.synthetic:
+        from memtools.embed.bert_query import QueryWeights
+
+        embedder, model = None, SyntheticBert()
+        qweights, length, texts = QueryWeights(model), args.length, []
+    else:
+        from memtools.embed import default_embedder
+
+        embedder = default_embedder()
+        model = embedder._numpy_model()
+        qweights = model.query_weights()
+        lengths = sorted(len(model.tokenizer.encode(embedder.query_prefix + t).ids) for t in QUERIES)
+        length = lengths[len(lengths) // 2]
+        texts = [f"{QUERIES[n % len(QUERIES)]} {n}" for n in range(args.queries)]
 
     print(f"CPU: {cpu_model()}; {os.cpu_count()} CPUs; load average {load_average()}")
     print(f"numpy {np.__version__}; SIMD: {simd()}")
@@ -243,10 +314,15 @@ def main() -> None:
         large_many = large_rate(args.repeats)
     bw = bandwidth(args.repeats)
     peak = max(one["float32"], many["float32"])
-    times = lone_queries(embedder, model, texts)
+    if args.synthetic:
+        times = {"lone query": synthetic_queries(qweights, length, args.queries)}
+    else:
+        times = lone_queries(embedder, model, texts)
     products = products_in_a_query(qweights, length, min(args.queries, 100))
 
-    print(f"\nquery: {length} tokens (median of {len(QUERIES)} typical queries); {flops / 1e6:.0f} MFLOP "
+    source = "random weights of the model's shapes (--synthetic)" if args.synthetic else \
+        f"median of {len(QUERIES)} typical queries"
+    print(f"\nquery: {length} tokens ({source}); {flops / 1e6:.0f} MFLOP "
           f"for the six layers; weights read {weights32 / 1e6:.1f} MB as float32, {weights16 / 1e6:.1f} MB as int16\n")
     print("| measure | 1 BLAS thread | all BLAS threads |")
     print("|---|---|---|")
@@ -263,13 +339,16 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for name, label, limit in (("lone query", "lone query (embed_query: int16 path, 1 BLAS thread)", limit16),
                                ("float32 batch of one", "float32 encoder, batch of one (1 BLAS thread)", limit32)):
-        wall, cpu = times[name]
-        print(f"| {label} | {wall:.2f} | {wall / limit:.2f} | {cpu:.2f} | {cpu / limit:.2f} |")
-    print(f"| of the lone query: tokenising | {times['tokenise'][0]:.3f} | | {times['tokenise'][1]:.3f} | |")
+        if name in times:
+            wall, cpu = times[name]
+            print(f"| {label} | {wall:.2f} | {wall / limit:.2f} | {cpu:.2f} | {cpu / limit:.2f} |")
+    tokenise = times.get("tokenise", (0.0, 0.0))
+    if "tokenise" in times:
+        print(f"| of the lone query: tokenising | {tokenise[0]:.3f} | | {tokenise[1]:.3f} | |")
     print(f"| of the lone query: its 24 products (int16) | {products[0]:.2f} | | {products[1]:.2f} | |")
-    rest = [times["lone query"][n] - times["tokenise"][n] - products[n] for n in (0, 1)]
+    rest = [times["lone query"][n] - tokenise[n] - products[n] for n in (0, 1)]
     print(f"| of the lone query: the rest (attention, norms, GELU, calls) | {rest[0]:.2f} | | {rest[1]:.2f} | |")
-    if args.compare:
+    if args.compare and not args.synthetic:
         print("\n| way to embed one query (alternated, median over distinct queries) | wall ms | x limit | "
               "CPU ms (all threads) | x limit |")
         print("|---|---|---|---|---|")
