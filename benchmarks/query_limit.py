@@ -74,27 +74,29 @@ def cpu_model() -> str:
     return "unknown"
 
 
-class SyntheticBert:
-    """MiniLM-L6's shapes (hidden 384, 12 heads, intermediate 1536, six layers) with random weights: what
-    ``bert_query.QueryWeights`` reads of a ``NumpyBert``. The arithmetic, not the answers, is what is timed."""
+def synthetic_bert(seed: int = 0):
+    """A ``NumpyBert`` of MiniLM-L6's shapes (hidden 384, 12 heads, intermediate 1536, six layers) with random
+    weights and no tokenizer: its own float32 forward and int16 query path run on it. The arithmetic, not the
+    answers, is what is timed."""
+    from memtools.embed.bert_numpy import NumpyBert
 
-    dim, heads, inner, vocab, eps = 384, 12, 1536, 30522, 1e-12
+    class SyntheticBert(NumpyBert):
+        dim, heads, inner, vocab, eps, pad_id, max_length = 384, 12, 1536, 30522, 1e-12, 0, 256
 
-    def __init__(self, seed: int = 0) -> None:
-        from memtools.embed.bert_numpy import NumpyBert
+        def __init__(self) -> None:  # noqa: D107 - no model folder
+            rng = np.random.default_rng(seed)
 
-        self._norm = NumpyBert._norm.__get__(self)  # the model's own LayerNorm
-        rng = np.random.default_rng(seed)
+            def w(*shape: int) -> np.ndarray:
+                return rng.standard_normal(shape, dtype=np.float32) * np.float32(0.05)
 
-        def w(*shape: int) -> np.ndarray:
-            return (rng.standard_normal(shape, dtype=np.float32) * 0.05).astype(np.float32)
+            d, inner = self.dim, self.inner
+            norm = (np.ones(d, np.float32), np.zeros(d, np.float32))
+            self.word, self.position, self.token_type, self.embed_norm = w(self.vocab, d), w(512, d), w(d), norm
+            self.layers = [(w(d, 3 * d), w(3 * d), w(d, d), w(d), norm, w(d, inner), w(inner), w(inner, d), w(d),
+                            norm) for _ in range(6)]
+            self._query = None
 
-        norm = (np.ones(self.dim, np.float32), np.zeros(self.dim, np.float32))
-        self.word, self.position, self.token_type, self.embed_norm = w(self.vocab, self.dim), w(512, self.dim), \
-            w(self.dim), norm
-        self.layers = [(w(self.dim, 3 * self.dim), w(3 * self.dim), w(self.dim, self.dim), w(self.dim), norm,
-                        w(self.dim, self.inner), w(self.inner), w(self.inner, self.dim), w(self.dim), norm)
-                       for _ in range(6)]
+    return SyntheticBert()
 
 
 def bare_memtools() -> None:
@@ -110,16 +112,20 @@ def bare_memtools() -> None:
             sys.modules[name] = module
 
 
+def random_ids(length: int, count: int) -> list[list[int]]:
+    """``count`` token-id sequences of ``length`` ([CLS] ... [SEP]) for ``--synthetic``."""
+    rng = np.random.default_rng(3)
+    return [[101, *rng.integers(1000, 30000, length - 2).tolist(), 102] for _ in range(count)]
+
+
 def synthetic_queries(qweights, length: int, count: int) -> tuple[float, float]:
     """(wall, CPU) median ms of ``count`` distinct random queries of ``length`` tokens through the int16 path, on
     one BLAS thread (``embed_query``'s execution, less tokenising and the query cache)."""
     from memtools.blas import blas_threads
 
-    rng = np.random.default_rng(3)
     wall, cpu = [], []
     with blas_threads(1):
-        for _ in range(count):
-            ids = [101, *rng.integers(1000, 30000, length - 2).tolist(), 102]
+        for ids in random_ids(length, count):
             start, start_cpu = time.perf_counter(), time.thread_time()
             qweights.encode(ids)
             cpu.append(time.thread_time() - start_cpu)
@@ -220,8 +226,8 @@ def products_in_a_query(qweights, length: int, texts: int) -> tuple[float, float
     return statistics.median(wall) * 1e3, statistics.median(cpu) * 1e3
 
 
-def compare(embedder, model, texts: list[str]) -> dict[str, tuple[float, float]]:
-    """(wall, CPU) median ms per distinct query of each way to embed it, alternated query by query
+def compare(model, queries: list[list[int]]) -> dict[str, tuple[float, float]]:
+    """(wall, CPU) median ms per distinct query (token ids) of each way to embed it, alternated query by query
     (so the machine's load of the moment falls on all of them alike)."""
     from threadpoolctl import threadpool_limits
 
@@ -233,8 +239,7 @@ def compare(embedder, model, texts: list[str]) -> dict[str, tuple[float, float]]
             f"float32, {cpus} BLAS threads": (lambda ids: model._forward([ids])[0], cpus)}
     wall: dict[str, list[float]] = {name: [] for name in ways}
     cpu: dict[str, list[float]] = {name: [] for name in ways}
-    for text in texts:
-        ids = model.tokenizer.encode(embedder.query_prefix + text).ids
+    for ids in queries:
         for name, (run, threads) in ways.items():
             with threadpool_limits(limits=threads, user_api="blas"):
                 start, start_cpu = time.perf_counter(), time.process_time()  # every thread's CPU: BLAS workers too
@@ -282,8 +287,9 @@ def main() -> None:
     if args.synthetic:
         from memtools.embed.bert_query import QueryWeights
 
-        embedder, model = None, SyntheticBert()
+        embedder, model = None, synthetic_bert()
         qweights, length, texts = QueryWeights(model), args.length, []
+        queries = random_ids(length, args.queries)
     else:
         from memtools.embed import default_embedder
 
@@ -293,6 +299,7 @@ def main() -> None:
         lengths = sorted(len(model.tokenizer.encode(embedder.query_prefix + t).ids) for t in QUERIES)
         length = lengths[len(lengths) // 2]
         texts = [f"{QUERIES[n % len(QUERIES)]} {n}" for n in range(args.queries)]
+        queries = [model.tokenizer.encode(embedder.query_prefix + t).ids for t in texts]
 
     print(f"CPU: {cpu_model()}; {os.cpu_count()} CPUs; load average {load_average()}")
     print(f"numpy {np.__version__}; SIMD: {simd()}")
@@ -348,11 +355,11 @@ def main() -> None:
     print(f"| of the lone query: its 24 products (int16) | {products[0]:.2f} | | {products[1]:.2f} | |")
     rest = [times["lone query"][n] - tokenise[n] - products[n] for n in (0, 1)]
     print(f"| of the lone query: the rest (attention, norms, GELU, calls) | {rest[0]:.2f} | | {rest[1]:.2f} | |")
-    if args.compare and not args.synthetic:
+    if args.compare:
         print("\n| way to embed one query (alternated, median over distinct queries) | wall ms | x limit | "
               "CPU ms (all threads) | x limit |")
         print("|---|---|---|---|---|")
-        for name, (wall, cpu) in compare(embedder, model, texts).items():
+        for name, (wall, cpu) in compare(model, queries).items():
             print(f"| {name} | {wall:.2f} | {wall / limit16:.2f} | {cpu:.2f} | {cpu / limit16:.2f} |")
     wall, cpu = times["lone query"]
     print(f"\nLONE QUERY {wall:.2f} ms wall = {wall / limit16:.2f} x the limit ({limit16:.2f} ms), CPU {cpu:.2f} ms = "
