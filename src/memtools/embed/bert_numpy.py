@@ -100,6 +100,7 @@ class NumpyBert:
                 (weights[p + "output.LayerNorm.weight"], b("output.LayerNorm")),
             ))
         self._query: QueryWeights | None = None
+        self._query_threads = 0  # float32 on this many BLAS threads for lone queries; 0: int16 (query_path)
         self._query_lock = threading.Lock()
         self._queries = 0
         self._building = False
@@ -111,9 +112,8 @@ class NumpyBert:
         work a one-shot command never pays); until then ``encode``'s path answers. The tokenizer
         is not re-entrant: callers serialise (as ``encode``'s do)."""
         ids = self.tokenizer.encode(text).ids
-        query = self._query
-        if query is not None:
-            return query.encode(ids)
+        if self._query is not None:
+            return self.encode_ids(ids)
         with self._query_lock:
             self._queries += 1
             build = self._queries >= QUERY_WEIGHTS_FROM and not self._building
@@ -125,12 +125,26 @@ class NumpyBert:
                 self._building = False  # the process is exiting
         return self._forward([ids])[0]
 
+    def encode_ids(self, ids: list[int]) -> np.ndarray:
+        """One tokenised query by the way this machine runs it fastest (``memtools.embed.query_path``): the int16
+        layers on one BLAS thread, or float32 on several; the float32 encoder until the query weights exist."""
+        query, threads = self._query, self._query_threads
+        if query is None:
+            return self._forward([ids])[0]
+        if threads:
+            from memtools.blas import blas_threads
+
+            with blas_threads(threads):
+                return self._forward([ids])[0]
+        return query.encode(ids)
+
     def query_weights(self) -> QueryWeights:
         """The lone-query path's weights, made now if they are not yet (tests, benchmarks, warm-ups)."""
         if self._query is None:
             from memtools.embed.bert_query import QueryWeights
 
-            self._query = QueryWeights(self)
+            self._settle_query_path(QueryWeights(self))
+        assert self._query is not None
         return self._query
 
     def _build_query_weights(self) -> None:
@@ -138,9 +152,16 @@ class NumpyBert:
         from memtools.embed.bert_query import QueryWeights
 
         try:
-            self._query = QueryWeights(self, stop=background.EXITING)
+            self._settle_query_path(QueryWeights(self, stop=background.EXITING))
         except InterruptedError:  # the process is exiting: queries keep the float32 path
             pass
+
+    def _settle_query_path(self, query: QueryWeights) -> None:
+        """Choose how lone queries run here (int16 or float32 on several threads), then start using ``query``."""
+        from memtools.embed.query_path import calibrate
+
+        self._query_threads = calibrate(query.encode, lambda ids: self._forward([ids]), _cpus(), len(self.word))
+        self._query = query
 
     def _norm(self, x: np.ndarray, params: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """LayerNorm over the last axis, in place on ``x`` (a fresh intermediate every time)."""
