@@ -36,3 +36,15 @@ def test_the_job_names_still_load_from_the_package():
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "memtools.jobs.runner", "memtools.jobs.sources", "memtools.jobs.book",
                                   "False"]
+
+
+def test_the_mcp_server_does_not_import_the_sdks_client():
+    # the SDK's package __init__ imports its client session too (~0.4 s of `memtools serve`'s start)
+    code = ("import sys, memtools.mcp\n"
+            "from memtools.mcp.server import build_server\n"
+            "server_only = 'mcp.client.session' not in sys.modules\n"
+            "from mcp import ClientSession, types\n"  # the package's own names still load, on first use
+            "print(server_only, ClientSession.__name__, types.Tool.__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "ClientSession", "Tool"]
