@@ -100,9 +100,7 @@ def run(args: argparse.Namespace) -> int:
     from memtools.importers.bulk import ImportLedger, bulk_write, import_key
     from memtools.importers.caption_checks import ImportNotes
     from memtools.importers.captions import graphs_from_files
-    from memtools.importers.heap import bound_read_ahead
 
-    bound_read_ahead(args.memory)  # before lance's first scan in this process
     start = time.monotonic()
     notes = ImportNotes()
     origin = _check(args.files, args, notes)  # everything refusable is refused here: no memory folder yet

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TextIO
 
 from memtools.costs import Tally, record
-from memtools.importers.heap import give_back_free_memory
 from memtools.schema import VideoGraph
 from memtools.store import Memory
 from memtools.store.faults import fault_point
@@ -113,7 +112,6 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
         # the first batch builds the indexes; later ones are folded in every INDEX_EVERY_NODES and at the
         # end, the vector (ANN) index only at the end (built once over the whole table, not at every fold)
         memory.write_videos(batch, batch_size=len(batch), embed_cache=cache, index=not pending["indexed"])
-        give_back_free_memory()  # what the batch freed, before a fold adds lance's own (memtools.importers.heap)
         pending["indexed"] = True
         pending["nodes"] += sum(len(g.entities) + len(g.events) + len(g.ocr) + len(g.macros) for g in batch)
         if pending["nodes"] >= INDEX_EVERY_NODES:
@@ -147,7 +145,6 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
         if batch:
             flush(batch)
         cache.clear()  # the last fold builds the ANN index: it needs the memory, the vectors are written
-        give_back_free_memory()
         if pending["nodes"] or pending["folded"]:
             memory.finish_indexes()
     finally:
