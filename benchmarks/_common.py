@@ -171,6 +171,18 @@ def load_average() -> str:
     return f"{one:.1f} / {five:.1f} (1 / 5 min, {os.cpu_count()} cores)"
 
 
+def cpu_model() -> str:
+    """``lscpu``'s "Model name" (every speed table names the CPU it was measured on)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown"
+    return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name:")),
+                "unknown")
+
+
 def dir_size_mb(path: Path) -> float:
     return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file()) / 2**20
 

@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-from _common import load_average, markdown_table
+from _common import cpu_model, load_average, markdown_table
 
 WORDS = ("person man woman child dog ball box table kitchen street field water boat car bike horse guitar "
          "piano drum paint brush wall floor knife onion pan oven door window camera crowd stage rope tree "
@@ -81,7 +81,7 @@ def main() -> None:
             rates.append([name, f"{first:,.0f}", f"{last:,.0f}", f"{last / first:.2f}" if first else "n/a",
                           f"{run['open_ms']:,.0f} ms"])
             print(f"{name}: {rows[-1]} {rates[-1]}", flush=True)
-    print(f"\n## Bounded caption import ({load_average()}; CPU {_cpu_model()})\n")
+    print(f"\n## Bounded caption import ({load_average()}; CPU {cpu_model()})\n")
     print(markdown_table(
         ["version", "file", "videos", "captions", "import s", "captions/s", "peak RSS", "peak at (videos written)",
          "memory on disk", "memtools check"], rows))
@@ -138,13 +138,6 @@ def _sample_rss(child: subprocess.Popen, started: float, samples: list[tuple[flo
         kib = int(fields.get("VmHWM", fields.get("VmRSS", "0 kB")).split()[0])
         samples.append((time.perf_counter() - started, kib))
         time.sleep(0.05)
-
-
-def _cpu_model() -> str:
-    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def _progress(stream, started: float, marks: list[tuple[float, int]], total: int) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 
@@ -132,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
                                           args.graph_engine), args) as memory:
         memory.recording_rule = rule
         budget = budget_from_args(args, memory.path, getattr(vlm, "model_name", ""))
+        import asyncio  # here: every memtools command builds this parser, few build
+
         try:
             with spending_limit(budget):
                 summary = asyncio.run(abuild_videos(

@@ -19,11 +19,18 @@ Arguments are strict (unknown names and wrong JSON types are errors, the input s
 (``bad-arguments``, ``not-found``, ``busy``, ``unavailable``) in ``_meta["memtools/errorKind"]``.
 """
 
-from memtools.mcp.adapter import FrameOut, FramesOut
-from memtools.mcp.limits import IMAGE_BYTES_LIMIT, MAX_RESULT_CHARS, STRUCTURED_LIMIT, TEXT_LIMIT
-from memtools.mcp.prompts import INSTRUCTIONS
-from memtools.mcp.run import main, serve
-from memtools.mcp.server import build_server
+from memtools.store.tables.lance_import import defer_package_init
+
+# The SDK's package ``__init__`` imports its client as well as its server (~0.4 s of a server's start
+# on a busy 2-core machine); a server needs ``mcp.types`` and ``mcp.server``. A name of the package
+# itself (``from mcp import ClientSession``) still loads it whole, on first use.
+defer_package_init("mcp")
+
+from memtools.mcp.adapter import FrameOut, FramesOut  # noqa: E402 - after the SDK's package is registered
+from memtools.mcp.limits import IMAGE_BYTES_LIMIT, MAX_RESULT_CHARS, STRUCTURED_LIMIT, TEXT_LIMIT  # noqa: E402
+from memtools.mcp.prompts import INSTRUCTIONS  # noqa: E402
+from memtools.mcp.run import main, serve  # noqa: E402
+from memtools.mcp.server import build_server  # noqa: E402
 
 __all__ = [
     "IMAGE_BYTES_LIMIT", "INSTRUCTIONS", "MAX_RESULT_CHARS", "STRUCTURED_LIMIT", "TEXT_LIMIT", "FrameOut",

@@ -59,6 +59,13 @@ def _defer_package_init(name: str) -> None:
     sys.modules[name] = package
 
 
+def defer_package_init(name: str) -> None:
+    """Register package ``name`` without running its ``__init__`` (as above), if it is not imported yet.
+    ``memtools.mcp`` does this for the ``mcp`` SDK, whose ``__init__`` also imports its client."""
+    with _lock:
+        _defer_package_init(name)
+
+
 def import_lancedb() -> types.ModuleType:
     """``import lancedb``, with the REST client's package ``__init__`` deferred (see above)."""
     with _lock:
