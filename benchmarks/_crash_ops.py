@@ -187,6 +187,29 @@ def follow(work: Path, engine: str) -> Prepared:
                                              "--idle-timeout", "1"], "follow"))
 
 
+def _built(work: Path, engine: str) -> tuple[Path, list[list[str]]]:
+    """A memory of the synthetic video built once (replayed answers), and its entities' mention ids, most
+    mentioned first."""
+    base = work / f"base-built-{engine}"
+    if not base.exists():
+        memtools(work, [a.replace("{memory}", str(base)) for a in build(work, engine).args])
+    code = ("import json, sys; from memtools.store import Memory; from memtools.embed.testing import TestEmbedder\n"
+            "with Memory.open(sys.argv[1], TestEmbedder(64)) as m:\n"
+            "    print(json.dumps([list(e.mentions) for e in m.entities.of_video(m.video_ids()[0])]))")
+    listed = subprocess.run([sys.executable, "-c", code, str(base)], capture_output=True, text=True, check=True,
+                            env=env(work)).stdout
+    return base, sorted(json.loads(listed), key=len, reverse=True)
+
+
+def merge(work: Path, engine: str) -> Prepared:
+    """A user's correction (issue 32): two entities made one, through the change log and the journaled write.
+    Named by mention ids, which a write keeps (canonical ``entity_NNN`` ids are numbered again by every write), so
+    the command run again after a kill that let it land is refused as "already one entity"."""
+    base, entities = _built(work, engine)
+    return Prepared(["merge-entities", "--memory", "{memory}", entities[0][0], entities[1][0]], base=base,
+                    done_when=["already one entity"])
+
+
 def youcook2(work: Path, data: Path = DATA) -> Path | None:
     """The first 120 YouCook2 videos (read from ``data``, ../shared/data, at run time; None when
     it is not there) and a second version of each, in ``work``."""
@@ -214,5 +237,5 @@ def audit_replace(work: Path, engine: str) -> Prepared:
 
 OPS: dict[str, Callable[[Path, str], Prepared]] = {
     "import-fresh": import_fresh, "import-replace": import_replace, "build": build, "delete": delete,
-    "repair": repair, "migrate": migrate, "publish": publish, "follow": follow}
+    "repair": repair, "migrate": migrate, "publish": publish, "follow": follow, "merge": merge}
 AUDIT: dict[str, Callable[[Path, str], Prepared]] = {"audit-fresh": audit_fresh, "audit-replace": audit_replace}

@@ -59,3 +59,23 @@ def test_kill_9_during_a_merge_loses_nothing(mem, capsys, point, lands):
     assert len(entities(mem)["kitchen"]) == len(before["kitchen"]) - (0 if lands else 1)
     code, out, _ = cli("log", "--memory", str(mem), capsys=capsys)
     assert code == 0 and "c0002" in out and "(pending)" not in out, out
+
+
+@pytest.mark.slow
+def test_a_merge_whose_data_the_engine_dropped_puts_the_video_back(mem, capsys):
+    """A kill in the checkpoint of the merge's COMMIT can leave the graph with neither version of the video (the
+    store then rolls the write back by removing the video, for a resumed build to write again): settling the
+    abandoned change writes back the copy the log kept, so a correction never loses the video it corrects."""
+    from test_faults_commit import _engine_drops_the_data
+
+    before = entities(mem)
+    assert killed_merge(mem, "graph-committed").returncode == -9
+    _engine_drops_the_data(mem, "kitchen")
+    with Memory.open(mem, EMBEDDER) as memory:
+        (change,) = change_log(memory)
+    assert change.state == "abandoned"
+    assert check(mem, capsys)[0] == 0
+    assert entities(mem) == before and searchable(mem) == {"kitchen", "k2"}
+    with Memory.open(mem, EMBEDDER) as memory:
+        merge_entities(memory, *MERGE)  # made again, it lands
+    assert len(entities(mem)["kitchen"]) == len(before["kitchen"]) - 1

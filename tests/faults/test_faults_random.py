@@ -3,7 +3,8 @@
 
 The named points (``test_faults_resume.py``) kill between the steps of a write; the world kills
 anywhere, and most often inside the engine's own commit or checkpoint, which is the longest step.
-Here 60 imports (8 videos, 2 per batch) and deletes are killed, per engine: inside the n-th
+Here 60 imports (8 videos, 2 per batch) and deletes, and 4 merges of two entities (a user's correction, through
+the change log), are killed per engine: inside the n-th
 COMMIT (``MEMTOOLS_FAULT_COMMIT=n:s``, s up to 0.3 s) or at an instant drawn over an
 uninterrupted run. After each kill ``memtools check`` must be clean, or clean after the one
 command it names; the same command again must exit 0 and leave the memory equal to an
@@ -25,9 +26,9 @@ if str(BENCHMARKS) not in sys.path:
 import crash_random  # noqa: E402 (after the path it lives on)
 from _common import markdown_table  # noqa: E402
 
-# (operation, mode, kills) per engine: 30 per engine, 60 in all
+# (operation, mode, kills) per engine: 34 per engine, 68 in all
 PLAN = [("import-fresh", "commit", 10), ("import-replace", "commit", 10), ("import-fresh", "random", 4),
-        ("import-replace", "random", 3), ("delete", "commit", 3)]
+        ("import-replace", "random", 3), ("delete", "commit", 3), ("merge", "commit", 4)]
 
 
 @pytest.mark.slow

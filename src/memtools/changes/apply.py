@@ -16,7 +16,10 @@ all under the memory's writer lock (``memtools.lock``, held across them):
 5. the log marks it ``done``.
 
 A kill before 4 commits leaves the old video and a pending row settled as ``abandoned``; after, the
-new video and a row settled as ``done``. An undo writes the prior state back as a new change that
+new video and a row settled as ``done``. "The old video" is verified, not trusted: settling an abandoned change
+compares the video with the log's copy of it and writes that copy back when they differ (a kill inside the graph
+engine's checkpoint can lose the replaced version as well, and the store's rollback then removes the video).
+An undo writes the prior state back as a new change that
 names the one it undoes, so an undo of an undo redoes, and every step stays in the log.
 """
 
@@ -88,7 +91,22 @@ def settle_pending(memory: Memory, log: ChangeLog) -> None:
     is finished instead (``memtools.changes.people``: its deletion is done again)."""
     finish_forgetting(memory, log)
     for change in log.pending():
-        log.settle(change.id, digest(read_video(memory, change.video_id)) == change.after_digest)
+        now = read_video(memory, change.video_id)
+        landed = digest(now) == change.after_digest
+        if not landed:
+            _put_back(memory, log.before(change.id), now)
+        log.settle(change.id, landed)
+
+
+def _put_back(memory: Memory, before: dict | None, now: VideoGraph | None) -> None:
+    """A change that did not land leaves its video as it was before: the store's rollback cannot always
+    (a kill inside the engine's checkpoint can drop the replaced version too; it then removes the video, which a
+    resumed build writes again), so the log's copy of the video is written back, journaled like any write."""
+    if before is None:  # the change made the video (an undo of a forget): the rollback removed what it wrote
+        return
+    prior = VideoGraph.model_validate(before)
+    if digest(now) != digest(prior):
+        memory.write_videos([prior])
 
 
 def settle_if_left(memory: Memory) -> None:
