@@ -19,8 +19,8 @@ A kill before 4 commits leaves the old video and a pending row settled as ``aban
 new video and a row settled as ``done``. "The old video" is verified, not trusted: settling an abandoned change
 compares the video with the log's copy of it and writes that copy back when they differ (a kill inside the graph
 engine's checkpoint can lose the replaced version as well, and the store's rollback then removes the video).
-An undo writes the prior state back as a new change that
-names the one it undoes, so an undo of an undo redoes, and every step stays in the log.
+An undo writes the prior state back as a new change that names the one it undoes, so an undo of an undo redoes,
+and every step stays in the log.
 """
 
 from __future__ import annotations
