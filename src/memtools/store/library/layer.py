@@ -167,7 +167,7 @@ def _load(conn: sqlite3.Connection) -> Linker:
         profile = Profile(cid, vid, etype, name, set(json.loads(keys)), set(json.loads(named)), json.loads(attrs),
                           None if vector is None else np.frombuffer(vector, dtype=np.float32), place)
         lib = libs.setdefault(lib_id, LibEntity(lib_id, etype))
-        lib.members.append(Member(profile, lib_id, json.loads(evidence), confidence, place_lib))
+        lib.add(Member(profile, lib_id, json.loads(evidence), confidence, place_lib))
     ids = {(v, t, k): lib for v, t, k, lib in conn.execute("SELECT video_id, entity_type, key, lib_id FROM ids")}
     return Linker(libs.values(), ids, _meta(conn, "next_number", 1))
 

@@ -29,8 +29,8 @@ Each link records its evidence and confidence; the first member of a library ent
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -66,30 +66,48 @@ class Member:
     place_lib: str | None = None
 
 
-@dataclass
 class LibEntity:
-    id: str
-    entity_type: str
-    members: list[Member] = field(default_factory=list)
+    """A library entity: its members, and the union of their videos, keys, names, places and attributes kept
+    as members join (``add``) or leave (``retain``), so linking a video costs what its candidates hold,
+    not what the library holds."""
 
-    @property
-    def videos(self) -> set[str]:
-        return {m.profile.video_id for m in self.members}
+    def __init__(self, id: str, entity_type: str, members: Iterable[Member] = ()) -> None:  # noqa: A002
+        self.id, self.entity_type = id, entity_type
+        self._reset(members)
 
-    @property
-    def keys(self) -> set[str]:
-        return {k for m in self.members for k in m.profile.keys}
+    def _reset(self, members: Iterable[Member]) -> None:
+        self.members: list[Member] = []
+        self.videos: set[str] = set()
+        self.keys: set[str] = set()
+        self.named: set[str] = set()
+        self.places: set[str] = set()
+        self._attrs: dict[str, set[str]] = defaultdict(set)  # attribute -> the values its members carry
+        self._vector: np.ndarray | None = None
+        for m in members:
+            self.add(m)
 
-    @property
-    def named(self) -> set[str]:
-        return {k for m in self.members for k in m.profile.named}
+    def add(self, m: Member) -> None:
+        p = m.profile
+        self.members.append(m)
+        self.videos.add(p.video_id)
+        self.keys |= p.keys
+        self.named |= p.named
+        if m.place_lib:
+            self.places.add(m.place_lib)
+        for key, value in p.attrs.items():
+            self._attrs[key].add(value)
+        if self._vector is None and p.vector is not None:
+            self._vector = p.vector
 
-    @property
-    def places(self) -> set[str]:
-        return {m.place_lib for m in self.members if m.place_lib}
+    def retain(self, keep: Callable[[Member], bool]) -> None:
+        """Keep only the members ``keep`` accepts (the cached unions computed again)."""
+        members = [m for m in self.members if keep(m)]
+        if len(members) != len(self.members):
+            self._reset(members)
 
     def vector(self) -> np.ndarray | None:
-        return next((m.profile.vector for m in self.members if m.profile.vector is not None), None)
+        """The first member's vector (of the members that have one)."""
+        return self._vector
 
     def conflict(self, p: Profile) -> str:
         """Why ``p`` may not join (empty: it may)."""
@@ -97,10 +115,9 @@ class LibEntity:
             return "entity type"
         if p.video_id in self.videos:
             return "same video"
-        for m in self.members:
-            for key, value in p.attrs.items():
-                if key in m.profile.attrs and m.profile.attrs[key] != value:
-                    return f"attribute {key}"
+        for key, value in p.attrs.items():
+            if self._attrs.get(key, {value}) - {value}:
+                return f"attribute {key}"
         return ""
 
 
@@ -146,6 +163,8 @@ class Linker:
         self.next_number = next_number
         self.of_canonical = {m.profile.id: m for e in self.entities.values() for m in e.members}
         self._by_key: dict[tuple[str, str], set[str]] = defaultdict(set)  # (type, key) -> library ids
+        self._matrices: dict[str, tuple[list[str], np.ndarray]] | None = None  # _vectors(), kept between videos
+        self._unmatrixed: list[LibEntity] = []  # library entities made (with a vector) since
         for lib in self.entities.values():
             for key in lib.keys:
                 self._by_key[(lib.entity_type, key)].add(lib.id)
@@ -154,9 +173,10 @@ class Linker:
         gone = set(video_ids)
         for lib_id in list(self.entities):
             lib = self.entities[lib_id]
-            lib.members = [m for m in lib.members if m.profile.video_id not in gone]
+            lib.retain(lambda m: m.profile.video_id not in gone)
             if not lib.members:
                 del self.entities[lib_id]
+        self._matrices = None
         self.of_canonical = {k: m for k, m in self.of_canonical.items() if m.profile.video_id not in gone}
         self._by_key.clear()
         for lib in self.entities.values():
@@ -164,18 +184,32 @@ class Linker:
                 self._by_key[(lib.entity_type, key)].add(lib.id)
 
     def _vectors(self) -> dict[str, tuple[list[str], np.ndarray]]:
-        """Per entity type: the library entities with a vector and their unit vectors, one matrix."""
+        """Per entity type: the library entities with a vector and their unit vectors, one matrix (computed
+        whole after a removal, else grown by the entities made since the last video)."""
+        if self._matrices is None:
+            self._matrices, self._unmatrixed = self._stack(self.entities.values(), {}), []
+        elif self._unmatrixed:
+            self._matrices, self._unmatrixed = self._stack(self._unmatrixed, self._matrices), []
+        return self._matrices
+
+    @staticmethod
+    def _stack(libs: Iterable[LibEntity], onto: Mapping[str, tuple[list[str], np.ndarray]]
+               ) -> dict[str, tuple[list[str], np.ndarray]]:
         rows: dict[str, tuple[list[str], list[np.ndarray]]] = defaultdict(lambda: ([], []))
-        for lib in self.entities.values():
+        for lib in libs:
             vector = lib.vector()
             if vector is not None:
                 ids, vectors = rows[lib.entity_type]
                 ids.append(lib.id)
                 vectors.append(np.asarray(vector, dtype=np.float32))
-        out = {}
+        out = dict(onto)
         for etype, (ids, vectors) in rows.items():
             matrix = np.stack(vectors)
-            out[etype] = (ids, matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12))
+            matrix = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+            if etype in out:
+                old_ids, old = out[etype]
+                ids, matrix = old_ids + ids, np.concatenate([old, matrix])
+            out[etype] = (ids, matrix)
         return out
 
     def _candidates(self, p: Profile, vectors: Mapping[str, tuple[list[str], np.ndarray]]) -> list[LibEntity]:
@@ -223,7 +257,10 @@ class Linker:
                 lib = LibEntity(self._new_id(p), p.entity_type)
                 self.entities[lib.id] = lib
                 member = Member(p, lib.id, ["first"], 1.0, place_lib)
-            lib.members.append(member)
+            had_vector = lib.vector() is not None
+            lib.add(member)
+            if not had_vector and lib.vector() is not None:  # in the matrix from the next video on
+                self._unmatrixed.append(lib)
             self.of_canonical[p.id] = member
             for key in p.keys:
                 self.ids[(p.video_id, p.entity_type, key)] = lib.id
