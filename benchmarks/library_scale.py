@@ -11,9 +11,9 @@ recorded on day ``1 + i * days // videos`` at 09:00 UTC plus one hour per earlie
 **Import cost of the layer.** The same import, alternated ``--rounds`` times in fresh child
 processes: as memtools writes it, and with the library layer's update replaced by nothing
 (``memtools.store.library.layer.after_write``); the share is the difference in wall and CPU time.
-The embedder is the test embedder (``test:384``, a hash: no model time), so the share is of the
-write itself and is the largest it can be; with a real embedder the import is slower and the
-layer's share smaller.
+By default the embedder is the test embedder (``test:384``, a hash: no model time), so the share
+is of the write itself and is the largest it can be; ``--embedder default`` imports as a user does
+(all-MiniLM-L6-v2 on numpy), where the embedding dominates and the layer's share is smaller.
 
 **Reads.** On the memory with the layer: ``get_entity_timeline(name=...)`` of the library's most
 seen entities (one timeline across many videos), ``get_event_chain`` of its most frequent
@@ -44,12 +44,12 @@ CHARADES = Path(__file__).resolve().parents[2] / "shared" / "data" / "charades"
 IMPORT = r"""
 import json, resource, sys, time
 from datetime import datetime
-from memtools.embed.testing import TestEmbedder
+from memtools.embed import embedder_from_spec
 from memtools.importers.captions import Caption, CaptionedVideo, graph_from_captions
 from memtools.schema import EntityType
 from memtools.store import Memory
 
-plan, path, layer = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3] == "on"
+plan, path, layer, spec = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3] == "on", sys.argv[4]
 if not layer:
     from memtools.store.library import layer as library
     library.after_write = lambda *args, **kwargs: None
@@ -61,7 +61,7 @@ def graph(v):
         title=v["id"], entities=entities, recorded_at=v["recorded_at"]))
 
 wall, cpu = time.perf_counter(), time.process_time()
-with Memory.create(path, TestEmbedder(384)) as memory:
+with Memory.create(path, embedder_from_spec(spec)) as memory:
     memory.write_videos((graph(v) for v in plan), batch_size=50)
 print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}))
 """
@@ -90,8 +90,8 @@ def read_plan(annotations: Path, classes_file: Path, videos: int, days: int) -> 
     return plan
 
 
-def timed_import(plan_file: Path, path: Path, layer: bool) -> dict:
-    done = subprocess.run([sys.executable, "-c", IMPORT, str(plan_file), str(path), "on" if layer else "off"],
+def timed_import(plan_file: Path, path: Path, layer: bool, embedder: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", IMPORT, str(plan_file), str(path), "on" if layer else "off", embedder],
                           capture_output=True, text=True, check=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -101,10 +101,10 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] * 1000
 
 
-def reads(path: Path, plan: list[dict], calls: int) -> list[list[object]]:
+def reads(path: Path, plan: list[dict], calls: int, embedder: str) -> list[list[object]]:
     from collections import Counter
 
-    from memtools.embed.testing import TestEmbedder
+    from memtools.embed import embedder_from_spec
     from memtools.store import Memory
     from memtools.tools import MemoryTools
 
@@ -114,7 +114,7 @@ def reads(path: Path, plan: list[dict], calls: int) -> list[list[object]]:
     start = datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(days=day - 1)
     window = (start.isoformat(), (start + timedelta(days=1)).isoformat())
     rows = []
-    with Memory.open(path, TestEmbedder(384)) as memory:
+    with Memory.open(path, embedder_from_spec(embedder)) as memory:
         tools = MemoryTools(memory)
         cases = [("get_entity_timeline(name=<a most seen object>)",
                   lambda i: tools.get_entity_timeline(name=objects[i % len(objects)])),
@@ -143,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--days", type=int, default=365)
     p.add_argument("--rounds", type=int, default=2, help="alternated imports with and without the layer")
     p.add_argument("--calls", type=int, default=50, help="warm calls per read")
+    p.add_argument("--embedder", default="test:384",
+                   help="test:384 (a hash: the write alone, the largest share) or default (MiniLM, as users import)")
     p.add_argument("--keep", type=Path, help="work here and keep it (default: a temporary folder)")
     args = p.parse_args(argv)
     if not args.annotations.is_file():
@@ -162,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                     import shutil
 
                     shutil.rmtree(path)
-                times[layer].append(timed_import(plan_file, path, layer))
+                times[layer].append(timed_import(plan_file, path, layer, args.embedder))
         table = []
         for layer in (False, True):
             walls, cpus = [t["wall"] for t in times[layer]], [t["cpu"] for t in times[layer]]
@@ -175,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown_table(("import", "wall s (per round)", "CPU s (per round)"), table))
         print(f"\nthe layer adds {share_wall:+.1%} wall, {share_cpu:+.1%} CPU (medians); load {load_average()}\n")
         print(markdown_table(("read (warm)", "p50 ms", "p95 ms", "lines answered"),
-                             reads(work / "memory-layer", plan, args.calls)))
+                             reads(work / "memory-layer", plan, args.calls, args.embedder)))
     print(f"\n{cpu_model()}, load {load_average()}")
     return 0
 

@@ -51,9 +51,10 @@ class LibraryTools(ToolsHost):
         starts = self.memory.recorded_starts(sorted(video_ids))
         return {v: starts.get(v) for v in video_ids}
 
-    def _places(self, reads: LibraryReads, video_ids: set[str]):
-        """Per video: macro -> place id, the video's first place; and each place's (name, library id)."""
-        rows = self.memory.entities.places(sorted(video_ids))
+    def _places(self, reads: LibraryReads, video_ids: set[str], rows: list[EntityRow] | None = None):
+        """Per video: macro -> place id, the video's first place; and each place's (name, library id) (``rows``:
+        the videos' LOCATION entities, when read already)."""
+        rows = self.memory.entities.places(sorted(video_ids)) if rows is None else rows
         by_video: dict[str, list[EntityRow]] = {}
         for r in rows:
             by_video.setdefault(r.video_id, []).append(r)
@@ -69,11 +70,13 @@ class LibraryTools(ToolsHost):
                        scores: dict[str, float] | None = None) -> list[LibraryTimelineItem]:
         """Each library entity with its appearances across videos in recording order."""
         members = reads.members(list(lib_ids))
-        rows = {r.id: r for r in self.memory.entities.by_ids([m.canonical_id for ms in members.values() for m in ms])}
         videos = {m.video_id for ms in members.values() for m in ms}
+        found, place_rows = self.memory.entities.with_places([m.canonical_id for ms in members.values() for m in ms],
+                                                             sorted(videos))
+        rows = {r.id: r for r in found}
         starts = self._starts(videos)
         order = {v: i for i, v in enumerate(recording_order(videos, starts))}
-        layout, place_names = self._places(reads, videos)
+        layout, place_names = self._places(reads, videos, place_rows)
         present = reads.at_places([m.canonical_id for ms in members.values() for m in ms
                                    if m.entity_type == LOCATION])
         out = []

@@ -9,6 +9,7 @@ video and say so. Recording order is wall-clock order where a video has a record
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,6 +31,11 @@ def recording_order(video_ids: Iterable[str], starts: Mapping[str, datetime | No
         return (0, start.timestamp(), vid) if start is not None else (1, 0.0, vid)
     return sorted(set(video_ids), key=key)
 
+
+@functools.lru_cache(maxsize=256)
+def _evidence(text: str) -> tuple[str, ...]:
+    """A link's evidence list (a handful of distinct texts across a library: decoded once each)."""
+    return tuple(json.loads(text))
 
 @dataclass(frozen=True)
 class Link:
@@ -73,7 +79,7 @@ class LibraryReads:
     def _links(self, where: str, params: Sequence[Any]) -> list[Link]:
         rows = self._rows("SELECT canonical_id, lib_id, video_id, name, entity_type, place, place_lib, evidence, "
                           f"confidence FROM members WHERE {where} ORDER BY seq", params)
-        return [Link(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), float(r[8])) for r in rows]
+        return [Link(r[0], r[1], r[2], r[3], r[4], r[5], r[6], list(_evidence(r[7])), float(r[8])) for r in rows]
 
     def links_of(self, canonical_ids: Sequence[str]) -> dict[str, Link]:
         """The link of each of these canonical entities (those the layer holds)."""

@@ -179,10 +179,24 @@ class EntityIndex:
 
     def places(self, video_ids: Sequence[str]) -> list[EntityRow]:
         """The LOCATION entities of these videos."""
-        if not video_ids:
-            return []
-        where = f"entity_type = 'LOCATION' AND video_id IN ({', '.join(quote(v) for v in video_ids)})"
-        return [EntityRow.from_row(r) for r in self._rows(where, 100_000)]
+        return self.with_places([], video_ids)[1]
+
+    def with_places(self, entity_ids: Sequence[str],
+                    video_ids: Sequence[str]) -> tuple[list[EntityRow], list[EntityRow]]:
+        """These canonical entities, and the LOCATION entities of these videos: one query per 500 ids of each (a
+        library timeline needs both, and each query has a fixed cost)."""
+        ids, videos = list(dict.fromkeys(entity_ids)), list(dict.fromkeys(video_ids))
+        found: dict[str, EntityRow] = {}
+        for i in range(0, max(len(ids), len(videos)), 500):
+            parts = [f"id IN ({', '.join(quote(x) for x in ids[i:i + 500])})"] if ids[i:i + 500] else []
+            if videos[i:i + 500]:
+                listed = ", ".join(quote(v) for v in videos[i:i + 500])
+                parts.append(f"(entity_type = 'LOCATION' AND video_id IN ({listed}))")
+            for r in self._rows(" OR ".join(parts), 100_000):
+                found.setdefault(r["id"], EntityRow.from_row(r))
+        wanted, places = set(ids), set(videos)
+        return ([r for r in found.values() if r.id in wanted],
+                [r for r in found.values() if r.entity_type == "LOCATION" and r.video_id in places])
 
     def of_video(self, video_id: str, limit: int = 10_000) -> list[EntityRow]:
         return [EntityRow.from_row(r) for r in self._rows(f"video_id = {quote(video_id)}", limit)]
