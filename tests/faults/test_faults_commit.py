@@ -135,3 +135,29 @@ def test_a_memory_whose_creation_was_killed_is_created_again(tmp_path, capsys):
     with pytest.raises(Exception, match="exists and is not a memtools memory"):
         Memory.create(other, EMBEDDER)
     assert (other / "notes.txt").read_text() == "mine"
+
+
+def test_a_first_write_killed_inside_lance_creating_its_table_is_rolled_back(tmp_path, capsys):
+    """A kill inside lance's ``create_table`` (found by crash_random: a build's first write at 1.1 s) leaves a
+    ``nodes.lance`` folder that lists as a table and cannot be opened; the write's journal says the table did
+    not exist before, so recovery drops it without opening it, and the same write again lands."""
+    import lancedb
+
+    path = tmp_path / "new"
+    done = subprocess.run([sys.executable, "-c", CREATOR, str(path), "kitchen"], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(SRC),
+                                            "MEMTOOLS_FAULT_POINT": "journal-written"})
+    assert done.returncode == -9, done.stderr[-2000:]
+    half = lancedb.connect(str(path / "vectors"))
+    half.create_table("nodes", data=[{"x": 1}])
+    for version in (path / "vectors" / "nodes.lance" / "_versions").iterdir():  # what the kill left
+        version.unlink()
+    assert "nodes" in half.list_tables().tables
+    with pytest.raises(Exception, match="not found|was not found"):
+        half.open_table("nodes")
+    code, out, err = cli("recover", "--memory", str(path), capsys=capsys)
+    assert code == 0, out + err
+    assert check(path, capsys)[0] == 0
+    with Memory.open(path, EMBEDDER) as memory:  # the same write again
+        memory.write_video(kitchen_graph("kitchen"))
+    assert check(path, capsys)[0] == 0 and searchable(path) == {"kitchen"}

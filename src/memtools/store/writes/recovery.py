@@ -249,9 +249,13 @@ def _restore_tables(memory: MemoryParts, journal: Journal) -> None:
     tables: dict[str, Any] = {"nodes": memory.vectors_unchecked, "entities": memory.entities,
                               "keyframes": keyframes}
     for name, table in tables.items():
-        if table is None or table.version() == journal.tables.get(name):
+        before = journal.tables.get(name)
+        if table is None:
             continue
-        table.restore(journal.tables.get(name))
+        if before is None:  # the write made the table: it goes, whatever its creation reached (a kill inside
+            table.restore(None)  # lance's create can leave a folder that lists as a table and cannot be opened)
+        elif table.version() != before:
+            table.restore(before)
         table.refresh()
 
 
