@@ -10,6 +10,7 @@ a graph that lacks it.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -161,3 +162,49 @@ def test_a_first_write_killed_inside_lance_creating_its_table_is_rolled_back(tmp
     with Memory.open(path, EMBEDDER) as memory:  # the same write again
         memory.write_video(kitchen_graph("kitchen"))
     assert check(path, capsys)[0] == 0 and searchable(path) == {"kitchen"}
+
+
+LADYBUG = textwrap.dedent("""
+    import os, signal, sys
+    from memtools.embed.testing import TestEmbedder
+    from memtools.store import Memory
+    from memtools.testing import kitchen_graph
+    path, step = sys.argv[1], sys.argv[2]
+    if step == "create":
+        with Memory.create(path, TestEmbedder(64), graph_engine="ladybug") as memory:
+            memory.write_video(kitchen_graph("kitchen"))
+    elif step == "killed-at-close":  # a write's last commit made, its log not yet checkpointed into the file
+        import ladybug
+        connection = ladybug.Connection(ladybug.Database(path + "/graph.lbug"))
+        connection.execute("MATCH (m:WriteMark) SET m.token = m.token")
+        os.kill(os.getpid(), signal.SIGKILL)
+    else:  # a reader
+        with Memory.open(path, TestEmbedder(64)) as memory:
+            print(" ".join(sorted(memory.video_ids())))
+""")
+
+
+def _ladybug(*argv: str) -> subprocess.CompletedProcess:
+    """ladybug in a process of its own (it cannot be loaded beside kuzu, which this process has loaded)."""
+    return subprocess.run([sys.executable, "-c", *argv], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(SRC)})
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ladybug") is None, reason="the ladybug extra is not installed")
+def test_a_ladybug_checkpoint_cut_short_is_a_pending_recovery_not_a_busy_memory(tmp_path):
+    """ladybug sets its write-ahead log aside as ``graph.lbug.wal.checkpoint`` while it checkpoints; a kill then
+    (found by crash_random: a delete at 0.77 s) left a memory that every read called "being updated, try again"
+    forever. It is a pending recovery: check names `memtools recover`, and a reader that may write finishes it."""
+    path = tmp_path / "lb"
+    assert _ladybug(LADYBUG, str(path), "create").returncode == 0
+    assert _ladybug(LADYBUG, str(path), "killed-at-close").returncode == -9
+    (path / "graph.lbug.wal").rename(path / "graph.lbug.wal.checkpoint")  # the log as ladybug's checkpoint holds it
+    (path / ".write-intent").touch()  # and the killed writer's intent, as the kill left them
+    main = "import sys; from memtools.cli import main; sys.exit(main(sys.argv[1:]))"
+    said = _ladybug(main, "check", "--memory", str(path))
+    assert said.returncode == 3, said.stdout + said.stderr
+    assert "RECOVERY PENDING" in said.stdout and f"memtools recover --memory {path}" in said.stdout
+    read = _ladybug(LADYBUG, str(path), "read")  # a reader that may write recovers, then reads
+    assert read.returncode == 0 and read.stdout.split() == ["kitchen"], read.stderr[-2000:]
+    assert not (path / "graph.lbug.wal.checkpoint").exists()
+    assert _ladybug(main, "check", "--memory", str(path)).returncode == 0

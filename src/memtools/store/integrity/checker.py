@@ -218,9 +218,11 @@ def _some(items: list[str]) -> str:
 def pending_recovery(path: Path, graph_name: str) -> list[str]:
     """What a killed writer left for the next writer to finish: its journal, or the graph engine's
     shadow pages or write-ahead log (a commit or its checkpoint cut short: a read-only open cannot
-    replay the first, nor ladybug's log when the kill left it empty; a clean close leaves neither). Empty
+    replay the first, nor ladybug's log when the kill left it empty, nor the log ladybug set aside as
+    ``.wal.checkpoint`` while checkpointing it; a clean close leaves none of them). Empty
     when nothing is left, or when a writer holds the lock (it is at work and finishes its own)."""
-    left = [name for name in (JOURNAL_FILE, graph_name + ".shadow", graph_name + ".wal") if (path / name).exists()]
+    left = [name for name in (JOURNAL_FILE, graph_name + ".shadow", graph_name + ".wal", graph_name + ".wal.checkpoint")
+            if (path / name).exists()]
     if not left:
         return []
     try:
