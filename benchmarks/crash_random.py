@@ -16,7 +16,8 @@ uninterrupted (its duration, the graph COMMITs it makes, the memory it leaves), 
   videos plus 0-3 s.
 
 Then (``tests/faults/crash_state.py settle``): ``memtools check`` is clean, or names exactly
-one command, which is run once and leaves it clean; the same command again exits 0; check is
+one command, which is run once and leaves it clean (or, for an operation that starts from a
+damaged memory, ``repair``, names only that operation); the same command again exits 0; check is
 clean; the memory equals the uninterrupted one (videos, node ids, rows per lance table, node
 texts, search results) and holds no id twice. Exit status 1 if any run was stuck or differs.
 """

@@ -181,7 +181,9 @@ def settle(case: dict) -> dict:
         if words[0] != args[0]:  # (the killed command itself runs again below)
             done, said = cli(words, alone)
             again, report = cli(["check", "--memory", memory], alone)
-            if again != 0:
+            # A memory that was damaged before the killed command (repair's) may still name that command: it runs
+            # again below, which is what "the same command again" means
+            if again != 0 and [shlex.split(c)[1] for c in named_commands(report, memory)] != [args[0]]:
                 out["stuck"] = f"`{named[0]}` exited {done}: {said[-500:]}; check still: {report[-700:]}"
                 return out
     out["code"], output = cli(args, alone)
