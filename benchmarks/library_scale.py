@@ -38,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import cpu_model, load_average, markdown_table  # noqa: E402
+from many_days import actions_of  # noqa: E402
 
 CHARADES = Path(__file__).resolve().parents[2] / "shared" / "data" / "charades"
 
@@ -77,12 +78,7 @@ def read_plan(annotations: Path, classes_file: Path, videos: int, days: int) -> 
         day = 1 + i * days // videos
         hour = per_day.get(day, 0)
         per_day[day] = hour + 1
-        length = float(row["length"])
-        actions = []
-        for action in filter(None, row["actions"].split(";")):
-            cid, start, end = action.split()
-            s, e = min(float(start), length), min(float(end), length)
-            actions.append((classes[cid].strip(), s, max(s, e)))
+        length, actions = float(row["length"]), actions_of(row, classes)
         start = datetime(2026, 1, 1, 9, tzinfo=timezone.utc) + timedelta(days=day - 1, hours=hour)
         plan.append({"id": f"d{day:03d}-{row['id']}", "length": length, "scene": row["scene"].strip() or "room",
                      "objects": [o.strip() for o in row["objects"].split(";") if o.strip()], "actions": actions,

@@ -102,14 +102,19 @@ def read_days(annotations: Path, classes_file: Path, subjects: int, min_videos: 
         days = []
         for n, row in enumerate(ordered, 1):
             length = float(row["length"])
-            actions = []
-            for action in filter(None, row["actions"].split(";")):
-                cid, start, end = action.split()
-                s, e = min(float(start), length), min(float(end), length)
-                actions.append((classes[cid].strip(), s, max(s, e)))
             days.append(Day(n, f"day{n:03d}-{row['id']}", length, row["scene"].strip(),
-                            [o.strip() for o in row["objects"].split(";") if o.strip()], actions))
+                            [o.strip() for o in row["objects"].split(";") if o.strip()], actions_of(row, classes)))
         out[subject] = days
+    return out
+
+
+def actions_of(row: dict, classes: dict[str, str]) -> list[tuple[str, float, float]]:
+    """A Charades row's actions as (class text, start, end), clipped to the video's length."""
+    length, out = float(row["length"]), []
+    for action in filter(None, row["actions"].split(";")):
+        cid, start, end = action.split()
+        s, e = min(float(start), length), min(float(end), length)
+        out.append((classes[cid].strip(), s, max(s, e)))
     return out
 
 
