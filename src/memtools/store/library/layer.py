@@ -204,31 +204,15 @@ def _store(conn: sqlite3.Connection, linker: Linker, layers: Sequence[VideoLayer
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
 
-def update(folder: Path, layers: Sequence[VideoLayer], removed: Iterable[str], gen: int,
-           embed: Embed | None = None, *, whole: bool = False) -> None:
-    """Apply one write to a layer that matches the generation before it: the videos of ``layers``
-    (placed in that order) replace their old versions, ``removed`` go (``whole``: every video of
-    the layer goes first, so ``layers`` is the whole library). One SQLite transaction."""
-    touched = {*removed, *(layer.video_id for layer in layers)}
+@contextlib.contextmanager
+def _transaction(folder: Path) -> Iterator[sqlite3.Connection]:
+    """One write transaction on ``library.sqlite`` (``BEGIN IMMEDIATE``): committed when the block ends,
+    rolled back when it raises; SQLite's errors as ``StoreError``."""
     try:
         with contextlib.closing(_connect(folder, write=True)) as conn:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                if whole:
-                    touched |= {v for (v,) in conn.execute("SELECT DISTINCT video_id FROM members")}
-                    touched |= {v for (v,) in conn.execute("SELECT DISTINCT video_id FROM occurrences")}
-                linker = _load(conn)
-                linker.remove_videos(touched)
-                for layer in layers:
-                    linker.add_video(layer.profiles)
-                _store(conn, linker, layers, touched, embed, gen)
-                conn.execute(f"DELETE FROM clusters WHERE video_id IN ({', '.join('?' for _ in touched)})",
-                             tuple(touched))
-                for layer in layers:
-                    if layer.people is not None:
-                        people.store_video(conn, folder, layer.people)
-                people.relink(conn, folder)
-                fault_point("library-linking")  # linked, not committed: the transaction is lost
+                yield conn
                 conn.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(sqlite3.Error):
@@ -236,6 +220,29 @@ def update(folder: Path, layers: Sequence[VideoLayer], removed: Iterable[str], g
                 raise
     except sqlite3.Error as exc:
         raise StoreError(f"the library layer ({LIBRARY}) could not be written: {exc}") from exc
+
+
+def update(folder: Path, layers: Sequence[VideoLayer], removed: Iterable[str], gen: int,
+           embed: Embed | None = None, *, whole: bool = False) -> None:
+    """Apply one write to a layer that matches the generation before it: the videos of ``layers``
+    (placed in that order) replace their old versions, ``removed`` go (``whole``: every video of
+    the layer goes first, so ``layers`` is the whole library). One SQLite transaction."""
+    touched = {*removed, *(layer.video_id for layer in layers)}
+    with _transaction(folder) as conn:
+        if whole:
+            touched |= {v for (v,) in conn.execute("SELECT DISTINCT video_id FROM members")}
+            touched |= {v for (v,) in conn.execute("SELECT DISTINCT video_id FROM occurrences")}
+        linker = _load(conn)
+        linker.remove_videos(touched)
+        for layer in layers:
+            linker.add_video(layer.profiles)
+        _store(conn, linker, layers, touched, embed, gen)
+        conn.execute(f"DELETE FROM clusters WHERE video_id IN ({', '.join('?' for _ in touched)})", tuple(touched))
+        for layer in layers:
+            if layer.people is not None:
+                people.store_video(conn, folder, layer.people)
+        people.relink(conn, folder)
+        fault_point("library-linking")  # linked, not committed: the transaction is lost
 
 
 def relink_people(folder: Path) -> bool:
@@ -243,18 +250,8 @@ def relink_people(folder: Path) -> bool:
     the layer is missing or stale (the next write, recovery or repair computes it whole)."""
     if generation(folder) is None:
         return False
-    try:
-        with contextlib.closing(_connect(folder, write=True)) as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                people.relink(conn, folder)
-                conn.execute("COMMIT")
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    conn.execute("ROLLBACK")
-                raise
-    except sqlite3.Error as exc:
-        raise StoreError(f"the library layer ({LIBRARY}) could not be written: {exc}") from exc
+    with _transaction(folder) as conn:
+        people.relink(conn, folder)
     return True
 
 
