@@ -6,34 +6,21 @@ settled, ``memtools.changes.apply.settle_pending``)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtools.changes.log import ChangeLog
 from memtools.store.faults import fault_point
 from memtools.store.library.layer import relink_people
+from memtools.store.tables.faces import faces_path
+from memtools.store.tables.per_video import write_whole
 from memtools.store.tables.voices import voices_path
 
 if TYPE_CHECKING:
     from memtools.store import Memory
 
 FORGET = "forget_person"
-
-
-def _write_json(path: Path, data: dict) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _drop(path: Path, key: str, labels: set[str]) -> None:
@@ -43,7 +30,7 @@ def _drop(path: Path, key: str, labels: set[str]) -> None:
         return
     kept = [c for c in data.get(key, []) if c.get("label") not in labels]
     if len(kept) != len(data.get(key, [])):
-        _write_json(path, {**data, key: kept})
+        write_whole(path, {**data, key: kept})
 
 
 def delete_vectors(memory: Memory, clusters: list[tuple[str, str, str]]) -> None:
@@ -55,7 +42,7 @@ def delete_vectors(memory: Memory, clusters: list[tuple[str, str, str]]) -> None
             _drop(voices_path(memory.path, video_id), "voices", voices)
             shutil.rmtree(memory.work_dir(video_id) / "speakers", ignore_errors=True)  # the build's checkpoint
         if faces:
-            _drop(memory.path / "faces" / f"{video_id.replace('/', '_')}.json", "faces", faces)
+            _drop(faces_path(memory.path, video_id), "faces", faces)
         fault_point("forget-person-video")
     relink_people(memory.path)
 

@@ -26,6 +26,8 @@ def write_whole(path: Path, data: dict[str, Any]) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())  # durable before it replaces the old one (a forget must stay done)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
