@@ -35,13 +35,16 @@ echo
 echo '$ memtools tool search_nodes --query "what did the narrator say about the boxes?" --node-types speech'
 memtools tool search_nodes --memory "$MEMORY" --query "what did the narrator say about the boxes?" --node-types speech --top-k 2
 echo
+VOICES=0
+"$PYTHON" -c "import sys; from memtools.speech.voice_weights import weights_path; sys.exit(weights_path() is None)" \
+  && VOICES=1
 echo '$ memtools tool get_transcript --start-sec 0 --end-sec 140'
-echo '  (two voices speak: S1 and S2 when the voice weights are installed: pip install --no-deps resemblyzer)'
+[ "$VOICES" = 1 ] || echo '  (two voices speak: install the voice weights to tell them apart as S1 and S2: pip install --no-deps resemblyzer)'
 memtools tool get_transcript --memory "$MEMORY" --start-sec 0 --end-sec 140
 echo
 echo '$ memtools tool get_entity_timeline --name ball'
 memtools tool get_entity_timeline --memory "$MEMORY" --name ball
-if "$PYTHON" -c "import sys; from memtools.speech.voice_weights import weights_path; sys.exit(weights_path() is None)"; then
+if [ "$VOICES" = 1 ]; then
   echo
   echo '$ memtools build examples/sample/sample.mp4 --video-id sample-again ...'
   echo '  (the sample again, standing for a second recording by the same two narrators)'
