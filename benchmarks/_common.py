@@ -166,9 +166,19 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (``taskset``, a container's cpuset), not the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
 def load_average() -> str:
     one, five, _ = os.getloadavg()
-    return f"{one:.1f} / {five:.1f} (1 / 5 min, {os.cpu_count()} cores)"
+    cpus, total = usable_cpus(), os.cpu_count() or 1
+    cores = f"{cpus} cores" if cpus == total else f"{cpus} cores of the machine's {total}"
+    return f"{one:.1f} / {five:.1f} (1 / 5 min, {cores})"
 
 
 def cpu_model() -> str:

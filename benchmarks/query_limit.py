@@ -48,7 +48,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import load_average, offline  # noqa: E402
+from _common import load_average, offline, usable_cpus  # noqa: E402
 
 # a layer tuple's four weight matrices (QKV, attention output, FFN in, FFN out); each one's bias follows it
 WEIGHTS = (0, 2, 5, 7)
@@ -232,7 +232,7 @@ def compare(model, queries: list[list[int]]) -> dict[str, tuple[float, float]]:
     from threadpoolctl import threadpool_limits
 
     qweights = model.query_weights()
-    cpus = os.cpu_count() or 1
+    cpus = usable_cpus()
     ways = {"int16, 1 BLAS thread (default)": (qweights.encode, 1),
             f"int16, {cpus} BLAS threads": (qweights.encode, cpus),
             "float32, 1 BLAS thread": (lambda ids: model._forward([ids])[0], 1),
@@ -299,7 +299,7 @@ def main() -> None:
         texts = [f"{QUERIES[n % len(QUERIES)]} {n}" for n in range(args.queries)]
         queries = [model.tokenizer.encode(embedder.query_prefix + t).ids for t in texts]
 
-    print(f"CPU: {cpu_model()}; {os.cpu_count()} CPUs; load average {load_average()}")
+    print(f"CPU: {cpu_model()}; {usable_cpus()} usable CPUs of {os.cpu_count()}; load average {load_average()}")
     print(f"numpy {np.__version__}; SIMD: {simd()}")
     for line in blas_info():
         print(f"BLAS: {line}")
@@ -314,7 +314,7 @@ def main() -> None:
     with blas_threads(1):
         one = product_rate(model, qweights, length, args.repeats)
         large_one = large_rate(args.repeats)
-    with threadpool_limits(limits=os.cpu_count(), user_api="blas"):
+    with threadpool_limits(limits=usable_cpus(), user_api="blas"):
         many = product_rate(model, qweights, length, args.repeats)
         large_many = large_rate(args.repeats)
     bw = bandwidth(args.repeats)

@@ -115,3 +115,33 @@ def test_a_memory_made_before_the_layer_gains_it_through_repair(tmp_path, days_p
         assert sorted(memory.video_ids()) == ["day1", "day2", "day3"]
         assert tools.search_nodes("cooking on a stove", top_k=5).render() == before
         assert len(tools.get_entity_timeline(name="cup").library) == 1
+
+
+def test_a_write_reads_its_own_activities_not_every_one_the_library_holds(fresh, monkeypatch):
+    # a caption import makes each caption an activity: reading them all in every batch made each
+    # batch slower than the one before (issue 34); a batch asks for its own and embeds only new ones
+    from memtools.store.library import layer
+
+    statements: list[str] = []
+    connect = layer._connect
+
+    def traced(folder, **kwargs):
+        conn = connect(folder, **kwargs)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(layer, "_connect", traced)
+    embedded: list[list[str]] = []
+    fresh.write_videos([day("day1")])
+    embed = layer._embedder
+
+    def counting(memory_parts, cache=None):
+        inner = embed(memory_parts, cache)
+        return lambda texts: embedded.append(list(texts)) or inner(texts)
+
+    monkeypatch.setattr(layer, "_embedder", counting)
+    fresh.write_videos([day("day3")])
+    reads = [s for s in statements if "FROM activities" in s and s.lstrip().upper().startswith("SELECT")]
+    assert reads and all("WHERE" in s.upper() for s in reads), reads
+    assert embedded == []  # day3's only activity (cooking) was day1's: nothing new to embed
+    assert [c.video_id for c in MemoryTools(fresh).get_event_chain("Cooking on a stove").chain] == ["day1", "day3"]

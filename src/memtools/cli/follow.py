@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import signal
 import sys
 
@@ -52,6 +51,8 @@ def run_follow(args: argparse.Namespace, settings, vlm, create_memory, use_image
                  "again to continue.")
         try:
             with spending_limit(budget):
+                import asyncio  # here: every command's parser imports this module, asyncio (and ssl) cost ~40 ms
+
                 report = asyncio.run(_follow(memory, vlm, args, settings, tiers, afollow))
         except (PerceptionError, BudgetExceeded) as exc:
             raise type(exc)(f"{exc}\n{again}") from exc
@@ -63,6 +64,8 @@ def run_follow(args: argparse.Namespace, settings, vlm, create_memory, use_image
 
 async def _follow(memory, vlm, args, settings, tiers, afollow):
     """Follow until the stream ends; the first Ctrl-C (or SIGTERM) lands what was seen, a second aborts."""
+    import asyncio
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 

@@ -8,10 +8,12 @@ of one query, the same run alternating the ways):
 |---|---|---|---|
 | AMD EPYC, 2 vCPUs, 32 MB L3 | 12.4 | 15.3 | 13.1 (2 threads) |
 | Intel Xeon (Sapphire Rapids class), 16 vCPUs, 300 MB L3 | 11.0 | 10.2 | 3.4 (16 threads) |
+| the same Xeon held to 2 of its cores (``taskset``), idle | 15.4 | 14.0 | 10.9 (2 threads) |
 
-On a small machine one thread wins, and BLAS threads that spin for work after a product cost a
-busy one far more (``memtools.blas``: 300-600 ms for a 15 ms query). On a machine with many
-cores the float32 products split over threads are three times faster. So:
+On a small machine one thread wins, or loses little when it is idle (two threads were 1.4x faster
+on two idle Xeon cores), and BLAS threads that spin for work after a product cost a busy one far
+more (``memtools.blas``: 300-600 ms for a 15 ms query). On a machine with many cores the float32
+products split over threads are three times faster. So:
 
 * fewer than ``MANY_CORES`` usable CPUs: int16 on one thread, always;
 * ``MANY_CORES`` or more: when the query weights are made (a process's second query, in the

@@ -189,12 +189,12 @@ def _store(conn: sqlite3.Connection, linker: Linker, layers: Sequence[VideoLayer
         conn.executemany("INSERT OR REPLACE INTO occurrences VALUES (?,?,?,?,?,?,?,?)", layer.occurrences)
     conn.executemany("INSERT OR REPLACE INTO ids VALUES (?,?,?,?)",
                      [(v, t, k, lib) for (v, t, k), lib in linker.ids.items() if v in touched])
-    known = {a for (a,) in conn.execute("SELECT activity FROM activities")}
     new: dict[str, str] = {}
     for layer in layers:
         for occ in layer.occurrences:
-            if occ[2] not in known:
-                new.setdefault(occ[2], occ[3])
+            new.setdefault(occ[2], occ[3])
+    for known in _existing(conn, "SELECT activity FROM activities WHERE activity IN ({})", list(new)):
+        new.pop(known, None)
     if new:
         vectors = list(embed(list(new.values()))) if embed is not None else [None] * len(new)
         conn.executemany("INSERT OR REPLACE INTO activities VALUES (?,?,?)",
@@ -202,6 +202,15 @@ def _store(conn: sqlite3.Connection, linker: Linker, layers: Sequence[VideoLayer
                           for (a, label), v in zip(new.items(), vectors, strict=True)])
     for key, value in (("generation", gen), ("next_number", linker.next_number), ("seq", seq), ("layout", LAYOUT)):
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+def _existing(conn: sqlite3.Connection, query: str, keys: Sequence[str], chunk: int = 900) -> Iterator[str]:
+    """The ``keys`` that ``query`` (one ``IN ({})``) finds, asked ``chunk`` at a time (SQLite's limit on
+    parameters): a write reads the rows of its own videos, never the whole table (a caption import's
+    activities grow with the library: reading them all made every batch slower than the one before)."""
+    for start in range(0, len(keys), chunk):
+        part = keys[start:start + chunk]
+        yield from (key for (key,) in conn.execute(query.format(", ".join("?" for _ in part)), part))
 
 
 @contextlib.contextmanager
