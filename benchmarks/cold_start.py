@@ -32,7 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import cpu_model, load_average, markdown_table, offline  # noqa: E402
 
-CLI = "import sys; from memtools.cli import main; sys.exit(main())"
+# what the `memtools` command runs (a version from before `console` ran main)
+CLI = ("import sys\ntry:\n    from memtools.cli import console\nexcept ImportError:\n"
+       "    from memtools.cli import main\n    console = lambda: sys.exit(main())\nconsole()")
 MCP = "import sys; from memtools.mcp import main; sys.exit(main())"
 QUERIES = ["a man opens the fridge", "someone pours water into a glass", "the dog runs across the yard",
            "a woman reads a book on the sofa", "two people argue in the kitchen", "a child plays with a ball",
