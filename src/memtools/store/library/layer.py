@@ -193,7 +193,7 @@ def _store(conn: sqlite3.Connection, linker: Linker, layers: Sequence[VideoLayer
     for layer in layers:
         for occ in layer.occurrences:
             new.setdefault(occ[2], occ[3])
-    for known in _existing(conn, "SELECT activity FROM activities WHERE activity IN ({})", list(new)):
+    for known in _known_activities(conn, list(new)):
         new.pop(known, None)
     if new:
         vectors = list(embed(list(new.values()))) if embed is not None else [None] * len(new)
@@ -204,13 +204,14 @@ def _store(conn: sqlite3.Connection, linker: Linker, layers: Sequence[VideoLayer
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
 
-def _existing(conn: sqlite3.Connection, query: str, keys: Sequence[str], chunk: int = 900) -> Iterator[str]:
-    """The ``keys`` that ``query`` (one ``IN ({})``) finds, asked ``chunk`` at a time (SQLite's limit on
-    parameters): a write reads the rows of its own videos, never the whole table (a caption import's
-    activities grow with the library: reading them all made every batch slower than the one before)."""
-    for start in range(0, len(keys), chunk):
-        part = keys[start:start + chunk]
-        yield from (key for (key,) in conn.execute(query.format(", ".join("?" for _ in part)), part))
+def _known_activities(conn: sqlite3.Connection, activities: Sequence[str], chunk: int = 900) -> Iterator[str]:
+    """Those of ``activities`` the layer already holds, asked ``chunk`` at a time (SQLite's limit on
+    parameters): a write reads its own, never the whole table (a caption import makes each caption an
+    activity: reading them all made every batch slower than the one before)."""
+    for start in range(0, len(activities), chunk):
+        part = activities[start:start + chunk]
+        marks = ", ".join("?" for _ in part)
+        yield from (a for (a,) in conn.execute(f"SELECT activity FROM activities WHERE activity IN ({marks})", part))
 
 
 @contextlib.contextmanager
