@@ -36,7 +36,8 @@ WORDS = ("person man woman child dog ball box table kitchen street field water b
          "red blue green small large wooden metal slowly quickly again then while near behind across into").split()
 
 
-def write_file(path: Path, megabytes: float, seed: int = 0) -> tuple[int, int]:
+def write_file(path: Path, megabytes: float, seed: int = 0, prefix: str = "v_") -> tuple[int, int]:
+    """A dense-caption file of about ``megabytes`` MB; video ids ``<prefix>0000000``, ..."""
     rng = random.Random(seed)
     videos = captions = 0
     with open(path, "w", encoding="utf-8") as out:
@@ -49,7 +50,7 @@ def write_file(path: Path, megabytes: float, seed: int = 0) -> tuple[int, int]:
                      "timestamps": [[s, round(min(duration, s + rng.uniform(3, 60)), 2)] for s in stamps],
                      "sentences": [" ".join(rng.choice(WORDS) for _ in range(rng.randint(10, 20))).capitalize() + "."
                                    for _ in range(n)]}
-            out.write(("," if videos else "") + json.dumps(f"v_{videos:07d}") + ": " + json.dumps(entry))
+            out.write(("," if videos else "") + json.dumps(f"{prefix}{videos:07d}") + ": " + json.dumps(entry))
             videos, captions = videos + 1, captions + n
         out.write("}")
     return videos, captions
@@ -63,6 +64,8 @@ def main() -> None:
                         help="import with the memtools sources in PATH (PYTHONPATH); repeat to compare versions, "
                              "run in turn (default: the installed memtools)")
     parser.add_argument("--rounds", type=int, default=1, help="times each version runs, alternated")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="import-captions' --batch-size (default: the command's own)")
     args = parser.parse_args()
     work = args.workdir / "memtools-import-bounded"
     shutil.rmtree(work, ignore_errors=True)
@@ -73,7 +76,7 @@ def main() -> None:
     rows, rates = [], []
     for _ in range(args.rounds):
         for name, src in versions:
-            run = _import(source, work / "memory", src, videos)
+            run = _import(source, work / "memory", src, videos, args.batch_size)
             rows.append([name, f"{source.stat().st_size / 1e6:.1f} MB", f"{videos:,}", f"{captions:,}",
                          f"{run['seconds']:.0f}", f"{captions / run['seconds']:,.0f}", f"{run['peak']:,.0f} MiB",
                          run["peak_at"], f"{run['size']:,.0f} MB", run["check"]])
@@ -91,7 +94,7 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
-def _import(source: Path, memory: Path, src: str, videos: int) -> dict:
+def _import(source: Path, memory: Path, src: str, videos: int, batch_size: int | None = None) -> dict:
     """One import into a fresh ``memory`` in a subprocess (``src``: its PYTHONPATH, if any): its time,
     peak RSS (and how far the import was when it peaked), throughput, size and check."""
     shutil.rmtree(memory, ignore_errors=True)
@@ -100,8 +103,10 @@ def _import(source: Path, memory: Path, src: str, videos: int) -> dict:
         env["PYTHONPATH"] = src
     memtools = Path(sys.executable).with_name("memtools")
     started = time.perf_counter()
+    batch = ["--batch-size", str(batch_size)] if batch_size else []
     child = subprocess.Popen([str(memtools), "import-captions", str(source), "--memory", str(memory),
-                              "--embedder", "test:384"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                              "--embedder", "test:384", *batch],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     marks: list[tuple[float, int]] = []  # (seconds since the start, videos written) from the progress bar
     reader = threading.Thread(target=_progress, args=(child.stderr, started, marks, videos), daemon=True)
     reader.start()

@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="text encoding of subtitle files (default: UTF-8, or what a byte-order mark says, else "
                         "cp1252/latin-1 with a notice)")
     p.add_argument("--batch-size", type=positive_int, default=200,
-                   help="videos written per atomic step (default 200)")
+                   help="videos written per atomic step (default 200); on a memory of tens of thousands of "
+                        "videos, 1000 imports about a third faster and peaks about a third higher in memory")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     add_time_args(p)
     p.set_defaults(func=run)
