@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from memtools.blas import usable_cpus
+
 _CLAUSE_SPLIT = re.compile(r"\.\s+")
 
 
@@ -164,14 +166,6 @@ def rss_mb() -> float:
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (``taskset``, a container's cpuset), not the machine's count."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 def load_average() -> str:

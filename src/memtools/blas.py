@@ -14,9 +14,18 @@ no thread pool state to set and restore (so searches on several threads cannot d
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator
 
 import numpy as np
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (``taskset``, a container's cpuset), not the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 @contextlib.contextmanager

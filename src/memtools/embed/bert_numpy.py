@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memtools.blas import usable_cpus
 from memtools.embed.base import normalize
 from memtools.embed.bert_ops import gelu
 from memtools.errors import EmbeddingError
@@ -46,13 +46,6 @@ def supports(folder: str | Path) -> bool:
         return False
     return (config.get("model_type") == "bert" and config.get("hidden_act", "gelu") == "gelu"
             and config.get("position_embedding_type", "absolute") == "absolute")
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 class NumpyBert:
@@ -160,7 +153,7 @@ class NumpyBert:
         """Choose how lone queries run here (int16 or float32 on several threads), then start using ``query``."""
         from memtools.embed.query_path import calibrate
 
-        self._query_threads = calibrate(query.encode, lambda ids: self._forward([ids]), _cpus(), len(self.word))
+        self._query_threads = calibrate(query.encode, lambda ids: self._forward([ids]), usable_cpus(), len(self.word))
         self._query = query
 
     def _norm(self, x: np.ndarray, params: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
@@ -188,7 +181,7 @@ class NumpyBert:
         def run(chunk: list[int]) -> None:
             out[chunk] = self._forward([ids[i] for i in chunk])
 
-        workers = min(len(chunks), _cpus())
+        workers = min(len(chunks), usable_cpus())
         if workers <= 1:
             for chunk in chunks:
                 run(chunk)
