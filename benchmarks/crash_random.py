@@ -177,6 +177,8 @@ def judge(case: dict, base: Baseline) -> dict:
     differs = [k for k in base.state if state.get(k) != base.state[k]]
     if state.get("duplicates"):
         differs.append(f"duplicates {state['duplicates'][:3]}")
+    if state.get("navigation", {}).get("out_of_step"):
+        differs.append(f"navigation rows out of step with the graph {state['navigation']['out_of_step'][:3]}")
     return {**case, "equal": not differs, "mismatch": ", ".join(differs)}
 
 

@@ -42,6 +42,7 @@ def describe(memory: str) -> dict:
         with mem.reading() as g:
             ids = g.ids_by_video(list(NodeKind))
             edges = g.counts_by_video()
+            navigation = _navigation(g, sorted(v for v, e in manifest.videos.items() if e.status == "ready"))
         lance = mem.vectors_unchecked
         tables = {"nodes": lance.nodes(), "entities": mem.entities.table(),
                   "keyframes": mem.keyframes.table() if mem.keyframes is not None else None}
@@ -63,7 +64,34 @@ def describe(memory: str) -> dict:
             "counts": {v: e.counts for v, e in sorted(manifest.videos.items())},
             "graph_ids": {v: sorted(s) for v, s in sorted(ids.items())}, "graph_counts": edges,
             "rows": rows, "node_rows": node_rows, "search": search, "engine": manifest.graph_engine,
-            "duplicates": twice}
+            "navigation": navigation, "duplicates": twice}
+
+
+def _navigation(graph, ready: list[str]) -> dict:
+    """Per ready video, a digest of its navigation rows as stored (``navigation.sqlite``), and the videos
+    whose stored rows are not the ones their graph gives (``out_of_step``: must be empty)."""
+    import hashlib
+    import sqlite3
+
+    from memtools.store.graph.rows import DERIVED, columns, rows_for
+
+    stored: dict[str, list] = {vid: [] for vid in ready}
+    file = graph.path.parent / "navigation.sqlite"
+    if file.exists():
+        with contextlib.closing(sqlite3.connect(f"file:{file}?mode=ro", uri=True)) as conn:
+            for name in DERIVED:
+                for row in conn.execute(f"SELECT {', '.join(columns(name))} FROM {name} ORDER BY id"):
+                    if row[1] in stored:
+                        stored[row[1]].append([name, *row])
+    out_of_step = []
+    for vid in ready:
+        video = graph.video_graph(vid)
+        want = [] if video is None else sorted(
+            [name, *(r[c] for c in columns(name))] for name, rows in rows_for([video]).items() for r in rows)
+        if sorted(stored[vid]) != want:
+            out_of_step.append(vid)
+    digest = {vid: hashlib.sha256(json.dumps(sorted(rows)).encode()).hexdigest()[:16] for vid, rows in stored.items()}
+    return {"digest": digest, "out_of_step": out_of_step}
 
 
 def _twice(tables: dict) -> list[str]:

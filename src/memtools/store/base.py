@@ -336,6 +336,13 @@ class GraphStore(GraphReads):
     def insert(self, graphs: Sequence[VideoGraph]) -> None:
         """Insert whole videos (inside the caller's transaction)."""
 
+    def store_navigation(self, video_ids: Sequence[str], graphs: Sequence[VideoGraph]) -> None:
+        """Replace the derived navigation rows of ``video_ids`` by those of ``graphs``, once the graph's
+        COMMIT has returned (an engine without such rows: nothing to do)."""
+
+    def refresh_navigation(self, video_ids: Sequence[str]) -> None:
+        """Write the navigation rows of these videos again from the graph as it stands (a recovered write)."""
+
 
 class GraphEngine(Protocol):
     """Opens graph handles on a memory's graph file.

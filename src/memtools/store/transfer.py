@@ -93,6 +93,7 @@ def _insert(graph, batch: list[VideoGraph]) -> int:
             graph.rollback()
         raise
     graph.commit()
+    graph.store_navigation([], batch)  # navigation.sqlite, once the graph's COMMIT has returned
     return len(batch)
 
 

@@ -42,11 +42,13 @@ from memtools.store.faults import commit_starts
 from memtools.store.graph import rows as graph_rows
 from memtools.store.graph.audit import WholeVideoReads
 from memtools.store.graph.errors import translate
+from memtools.store.graph.navigation import NavigationRows
 from memtools.store.graph.schema import (
     _BY_NAME,
     _DETAIL,
     TABLES,
     _decode,
+    _details,
     _encode,
     _schema_ddl,
 )
@@ -102,6 +104,7 @@ class KuzuGraph(WholeVideoReads, GraphStore):
             raise translate(exc, f"opening {self.path.name}", self.path.parent) from exc
         self._present: set[str] | None = None
         self._outline: tuple[str, graph_rows.Outline | None] | None = None
+        self.navigation = NavigationRows(self.path.parent, write=not read_only)  # navigation.sqlite beside the file
 
     def _tables(self) -> list:
         """The node tables this database holds (a memory made before speech has no Speech table)."""
@@ -120,6 +123,8 @@ class KuzuGraph(WholeVideoReads, GraphStore):
     def close(self) -> None:
         conn, db = getattr(self, "_conn", None), getattr(self, "_db", None)
         self._conn = self._db = None
+        if getattr(self, "navigation", None) is not None:
+            self.navigation.close()
         if conn is not None:
             conn.close()
         if db is not None:
@@ -141,7 +146,7 @@ class KuzuGraph(WholeVideoReads, GraphStore):
             raise translate(exc, "running a query", self.path.parent) from exc
 
     def ensure_schema(self) -> None:
-        for statement in [*_schema_ddl(), *graph_rows.derived_ddl()]:
+        for statement in _schema_ddl():
             self._run(statement)
         self._present = None
 
@@ -187,30 +192,38 @@ class KuzuGraph(WholeVideoReads, GraphStore):
         for (src, dst), rows in edges.items():
             arrow = pa.Table.from_pylist(rows, schema=rel_schema)
             self._run(f"COPY Rel FROM $rows (from='{src}', to='{dst}')", {"rows": arrow})
-        self.insert_derived(graphs)
 
-    def insert_derived(self, graphs: Sequence[VideoGraph]) -> None:
-        """The navigation rows of these videos (``graph_rows``), inside the caller's transaction."""
+    def store_navigation(self, video_ids: Sequence[str], graphs: Sequence[VideoGraph]) -> None:
+        """Replace the navigation rows of ``video_ids`` by those of ``graphs`` (``navigation.sqlite``, one
+        SQLite transaction): after the graph's COMMIT has returned, never inside its transaction."""
         self._outline = None
-        for name, rows in graph_rows.rows_for(graphs).items():
-            if rows:
-                schema = pa.schema([(c, pa.string()) for c in graph_rows.columns(name)])
-                self._run(f"COPY {name} FROM $rows", {"rows": pa.Table.from_pylist(rows, schema=schema)})
+        self.navigation.replace([*video_ids, *(g.video_id for g in graphs)], graph_rows.rows_for(graphs))
+
+    def refresh_navigation(self, video_ids: Sequence[str]) -> None:
+        """The navigation rows of these videos written again from the graph as it stands (a recovered write)."""
+        if video_ids:
+            self.store_navigation(video_ids, [g for g in map(self.video_graph, video_ids) if g is not None])
 
     def delete_derived(self, video_ids: Sequence[str]) -> None:
-        """Delete the navigation rows of these videos (inside the caller's transaction)."""
+        """Delete these videos' rows from kuzu's own navigation tables, which memories written before
+        ``navigation.sqlite`` have (inside the caller's transaction)."""
         self._outline = None
         for name in graph_rows.DERIVED:
             if self._has_rows(name):
                 self._run(f"MATCH (n:{name}) WHERE n.video_id IN $vids DELETE n", {"vids": list(video_ids)})
 
     def derived_counts(self) -> dict[str, dict[str, int]]:
-        """Per video, how many rows each derived table holds (``memtools check`` compares them)."""
-        counts: dict[str, dict[str, int]] = defaultdict(dict)
+        """Per video, how many navigation rows each table holds (``memtools check`` compares them): those of
+        ``navigation.sqlite``, else those kuzu's own tables keep for a video written before it. Raises
+        ``sqlite3.Error`` when ``navigation.sqlite`` cannot be read."""
+        counts: dict[str, dict[str, int]] = defaultdict(dict, self.navigation.counts())
+        legacy: dict[str, dict[str, int]] = defaultdict(dict)
         for name in graph_rows.DERIVED:
             if self._has_rows(name):
                 for vid, n in self._run(f"MATCH (n:{name}) RETURN n.video_id, count(n)"):
-                    counts[vid][name] = int(n)
+                    legacy[vid][name] = int(n)
+        for vid, per_table in legacy.items():
+            counts.setdefault(vid, per_table)
         return counts
 
     # --- reads --------------------------------------------------------------------------
@@ -239,18 +252,27 @@ class KuzuGraph(WholeVideoReads, GraphStore):
         """The video's ``VideoOutline`` row (None for memories written before it); the last one is kept."""
         if self._outline is not None and self._outline[0] == video_id:
             return self._outline[1]
-        if not self._has_rows(graph_rows.OUTLINE):
-            return None
-        rows = self._run(f"MATCH (o:{graph_rows.OUTLINE} {{id: $id}}) RETURN o.video, o.supers, o.macros",
-                         {"id": video_id})
-        outline = graph_rows.Outline(*rows[0]) if rows else None
+        found = self.navigation.row(graph_rows.OUTLINE, video_id)
+        if found is None and self._has_rows(graph_rows.OUTLINE):  # a video written before navigation.sqlite
+            rows = self._run(f"MATCH (o:{graph_rows.OUTLINE} {{id: $id}}) RETURN o.video, o.supers, o.macros",
+                             {"id": video_id})
+            found = tuple(rows[0]) if rows else None
+        outline = graph_rows.Outline(*found) if found is not None else None
         if self.read_only:  # a writer's rows change under it
             self._outline = (video_id, outline)
         return outline
 
+    def _detail(self, macro_id: str) -> tuple[str, str] | None:
+        """A macro event's ``MacroDetail`` row (children, edges), or None."""
+        found = self.navigation.row(_DETAIL, macro_id)
+        if found is None and self._has_rows(_DETAIL):  # a video written before navigation.sqlite
+            rows = self._run(f"MATCH (d:{_DETAIL} {{id: $id}}) RETURN d.children, d.edges", {"id": macro_id})
+            found = tuple(rows[0]) if rows else None
+        return (found[0], found[1]) if found is not None else None
+
     def _children(self, macro_id: str) -> dict[str, dict]:
-        rows = self._run(f"MATCH (d:{_DETAIL} {{id: $id}}) RETURN d.children", {"id": macro_id})
-        return {row["id"]: row for row in json.loads(rows[0][0])} if rows else {}
+        detail = self._detail(macro_id)
+        return {row["id"]: row for row in json.loads(detail[0])} if detail is not None else {}
 
     def supers(self, video_id: str) -> list[SuperEvent]:
         outline = self._outline_row(video_id)
@@ -268,10 +290,14 @@ class KuzuGraph(WholeVideoReads, GraphStore):
 
     def subgraph(self, macro_id: str) -> tuple[list[Node], list[tuple[str, str, str, str, str]]]:
         """A macro event's children (by id) and the edges among them (by source, target)."""
-        rows = self._run(f"MATCH (d:{_DETAIL} {{id: $id}}) RETURN d.children, d.edges", {"id": macro_id})
-        if not rows:
-            return [], []
-        children, edges = rows[0]
+        detail = self._detail(macro_id)
+        if detail is None:  # no row (yet): built from the video's graph, as the write builds it
+            graph = self.video_graph(macro_id.split("/", 1)[0])
+            rows = {row["id"]: row for row in _details(graph)} if graph is not None else {}
+            if macro_id not in rows:
+                return [], []
+            detail = rows[macro_id]["children"], rows[macro_id]["edges"]
+        children, edges = detail
         return [_decode(row) for row in json.loads(children)], [tuple(e) for e in json.loads(edges)]
 
     def edges(self, node_id: str, direction: str, categories: Sequence[str] | None = None,
@@ -280,11 +306,13 @@ class KuzuGraph(WholeVideoReads, GraphStore):
         kind = kind_of_id(node_id)
         if kind is None:
             return []
-        if self._has_rows(graph_rows.EDGES):
+        found = self.navigation.row(graph_rows.EDGES, node_id)
+        if found is None and self._has_rows(graph_rows.EDGES):  # a video written before navigation.sqlite
             rows = self._run(f"MATCH (e:{graph_rows.EDGES} {{id: $id}}) RETURN e.edges", {"id": node_id})
-            if rows:
-                return [EdgeRow(*edge) for edge in graph_rows.read_edges(
-                    node_id, rows[0][0], direction, categories, labels, limit, self._outline_row, self._children)]
+            found = tuple(rows[0]) if rows else None
+        if found is not None:
+            return [EdgeRow(*edge) for edge in graph_rows.read_edges(
+                node_id, found[0], direction, categories, labels, limit, self._outline_row, self._children)]
         table = TABLES[kind].name
         params: dict[str, Any] = {"id": node_id}
         conditions = ["true"]

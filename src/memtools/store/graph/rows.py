@@ -4,9 +4,10 @@ tools answer with a few primary-key lookups however large the library grows.
 Kuzu 0.11.3 answers a primary-key lookup in well under a millisecond at any size, but a
 ``WHERE n.video_id = $vid`` filter scans the whole node table and a traversal through the
 edge table group to an unlabeled node materialises every node table: at 1,000 h (420k nodes)
-the first outline of a video took ~10 ms and ``get_relations`` ~15 ms. Three derived tables
-hold what those reads need, written in the same transaction as the video (``KuzuGraph.insert``)
-and counted and rebuilt by ``memtools check`` / ``memtools repair`` (``store/integrity/navigation_check.py``):
+the first outline of a video took ~10 ms and ``get_relations`` ~15 ms. Three tables hold what
+those reads need, kept in ``navigation.sqlite`` beside the graph (``store/graph/navigation.py``
+says why there and when they are written) and counted and rebuilt by ``memtools check`` /
+``memtools repair`` (``store/integrity/navigation_check.py``):
 
 * ``MacroDetail`` (one row per macro event, ``graph_schema._details``): its children and the
   edges among them, for ``get_subgraph``;
@@ -18,9 +19,9 @@ and counted and rebuilt by ``memtools check`` / ``memtools repair`` (``store/int
   ``MacroDetail`` lists it (leaves), its video's ``VideoOutline`` (root, super and macro
   events), or the node itself inline (keyframes, which are small).
 
-This module builds and reads the rows; the Cypher that stores and fetches them stays in
-``store/graph/cypher.py``. Reading a memory written before these rows existed falls back to the
-original queries, and ``memtools repair`` adds the rows.
+This module builds and decodes the rows. Memories written before ``navigation.sqlite`` keep them
+in kuzu node tables of the same names, which ``store/graph/cypher.py`` still reads; a video with
+no row anywhere is answered by the original queries, and ``memtools repair`` adds its rows.
 """
 
 from __future__ import annotations
@@ -51,13 +52,6 @@ DERIVED = (_DETAIL, OUTLINE, EDGES)  # every derived table, in the order they ar
 # (table, columns after id and video_id); every column is a JSON string
 _COLUMNS: dict[str, tuple[str, ...]] = {_DETAIL: ("children", "edges"), OUTLINE: ("video", "supers", "macros"),
                                         EDGES: ("edges",)}
-
-
-def derived_ddl() -> list[str]:
-    """The tables added with these rows (``MacroDetail`` is older: ``graph_schema._schema_ddl``)."""
-    return [f"CREATE NODE TABLE IF NOT EXISTS {name}(id STRING, video_id STRING, "
-            + ", ".join(f"{c} STRING" for c in cols) + ", PRIMARY KEY(id))"
-            for name, cols in _COLUMNS.items() if name != _DETAIL]
 
 
 def columns(table: str) -> tuple[str, ...]:

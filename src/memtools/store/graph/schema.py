@@ -75,7 +75,7 @@ TABLES: dict[NodeKind, _Table] = {
     )
 }
 _BY_NAME = {t.name: t for t in TABLES.values()}
-_DETAIL = "MacroDetail"  # per macro event: its subgraph as JSON (see _details)
+_DETAIL = "MacroDetail"  # per macro event: its subgraph as JSON (see _details; store/graph/navigation.py)
 
 # Every (source table, target table) pair an edge may join; one REL TABLE GROUP holds them all.
 _PAIRS = (
@@ -99,9 +99,7 @@ def _schema_ddl() -> list[str]:
     ddl.append(f"CREATE REL TABLE IF NOT EXISTS Rel({pairs}, category STRING, label STRING, description STRING)")
     ddl += [f"ALTER TABLE Rel ADD IF NOT EXISTS FROM {a} TO {b}" for a, b in _SPEECH_PAIRS]
     ddl.append("ALTER TABLE Video ADD IF NOT EXISTS recorded_at STRING")  # wall-clock time (issue 31)
-    ddl.append(f"CREATE NODE TABLE IF NOT EXISTS {_DETAIL}(id STRING, video_id STRING, children STRING, "
-               "edges STRING, PRIMARY KEY(id))")
-    return ddl
+    return ddl  # the navigation rows (MacroDetail and the rest) live in navigation.sqlite
 
 
 def _details(graph: VideoGraph) -> list[dict[str, str]]:

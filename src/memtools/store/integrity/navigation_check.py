@@ -1,20 +1,23 @@
 """``memtools check`` / ``repair`` for the navigation rows (``store/graph/rows.py``).
 
 Check: every ready video the graph holds has one ``VideoOutline`` row, one ``MacroDetail`` row
-per macro event and one ``NodeEdges`` row per node, and no video the memory does not list has
-any. Every such problem is repairable: the video is read back from the graph and its rows are
-written again, in one transaction per batch of videos. A memory written before these rows
-existed shows every video as lacking them; its tools still answer (with slower queries) until
-``memtools repair`` adds them.
+per macro event and one ``NodeEdges`` row per node (in ``navigation.sqlite``, or in kuzu's own
+tables for a video written before it), no video the memory does not list has any, and
+``navigation.sqlite`` can be read. Every such problem is repairable: an unreadable file is moved
+aside, and each video is read back from the graph and its rows are written again, in one
+transaction per batch of videos. A memory written before these rows existed shows every video as
+lacking them; its tools still answer (with slower queries) until ``memtools repair`` adds them.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memtools.store.catalog.manifest import read_manifest
 from memtools.store.graph.cypher import KuzuGraph
+from memtools.store.graph.navigation import NAVIGATION
 from memtools.store.graph.rows import DERIVED, expected_counts
 from memtools.store.problems import Problem, Report
 
@@ -47,7 +50,13 @@ def check_navigation(memory: MemoryParts, manifest: Manifest, ready: list[str], 
     with memory.reading(guard=False) as g:
         if not isinstance(g, KuzuGraph):  # the rows belong to the kuzu/ladybug engine; another has its own
             return
-        wrong, stale, have = _compare(g, ready)
+        try:
+            wrong, stale, have = _compare(g, ready)
+        except sqlite3.Error as exc:
+            report.parts[PART] = f"{NAVIGATION} cannot be read"
+            report.problems.append(Problem(PART, f"{NAVIGATION} cannot be read ({exc}); navigation tools fall "
+                                           "back to slower queries", True))
+            return
     report.parts[PART] = f"{len(ready) - len(wrong)} of {len(ready)} video(s) have their navigation rows"
     for vid in wrong[:EXAMPLES]:
         got = ", ".join(f"{name} {have.get(vid, {}).get(name, 0)}" for name in DERIVED)
@@ -63,22 +72,28 @@ def check_navigation(memory: MemoryParts, manifest: Manifest, ready: list[str], 
 
 def repair_navigation(memory: MemoryParts, kuzu: GraphStore, problems: list[Problem], done: list[str],
                       say: Callable[[str], None]) -> None:
-    """Write the navigation rows of every video lacking them again, from the graph; drop stale ones."""
-    if not any(p.part == PART for p in problems) or not isinstance(kuzu, KuzuGraph):
+    """Write the navigation rows of every video lacking them again, from the graph; drop stale ones.
+    Compared again whatever the check found: an earlier step of the repair may have changed the graph."""
+    if not isinstance(kuzu, KuzuGraph):
         return
     manifest = read_manifest(memory.path)
-    todo, stale, _ = _compare(kuzu, sorted(v for v, e in manifest.videos.items() if e.status == "ready"))
+    ready = sorted(v for v, e in manifest.videos.items() if e.status == "ready")
+    try:
+        todo, stale, _ = _compare(kuzu, ready)
+    except sqlite3.Error:
+        kuzu.navigation.discard()
+        done.append(f"moved the unreadable {NAVIGATION} aside ({NAVIGATION}.damaged)")
+        todo, stale, _ = _compare(kuzu, ready)
     for start in range(0, max(len(todo), len(stale)), VIDEOS_PER_WRITE):
-        chunk = todo[start:start + VIDEOS_PER_WRITE]
-        graphs = [g for g in (kuzu.video_graph(v) for v in chunk) if g is not None]
-        kuzu.begin()
+        chunk, gone = todo[start:start + VIDEOS_PER_WRITE], stale[start:start + VIDEOS_PER_WRITE]
+        kuzu.begin()  # the rows kuzu's own tables kept for these videos (memories written before the file)
         try:
-            kuzu.delete_derived([*chunk, *stale[start:start + VIDEOS_PER_WRITE]])
-            kuzu.insert_derived(graphs)
+            kuzu.delete_derived([*chunk, *gone])
         except BaseException:
             kuzu.rollback()
             raise
         kuzu.commit()
+        kuzu.store_navigation(gone, [g for g in map(kuzu.video_graph, chunk) if g is not None])
         say(f"navigation rows: {min(start + VIDEOS_PER_WRITE, len(todo))}/{len(todo)} video(s)")
     if todo:
         done.append(f"wrote the navigation rows of {len(todo)} video(s) again from the graph")

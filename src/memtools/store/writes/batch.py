@@ -12,11 +12,11 @@ any point"):
    generation, the manifest entries to record) before anything changes.
 3. Lance: old rows of replaced videos deleted, new rows added (``nodes``, ``entities``,
    ``keyframes``).
-4. One graph transaction: the old version deleted, the new one inserted (navigation rows
-   included); then, once its COMMIT has returned, a second small transaction stores the token in
-   ``WriteMark``: that COMMIT is the commit point (the engines can drop a COPY's rows when a kill
-   lands in the checkpoint of the COMMIT that holds them, while keeping a mark written beside
-   them; docs/storage.md).
+4. One graph transaction: the old version deleted, the new one inserted; then, once its COMMIT
+   has returned, a second small transaction stores the token in ``WriteMark``: that COMMIT is the
+   commit point (the engines can drop a COPY's rows when a kill lands in the checkpoint of the
+   COMMIT that holds them, while keeping a mark written beside them; docs/storage.md). Then the
+   navigation rows in ``navigation.sqlite``, one SQLite transaction (``store/graph/navigation.py``).
 5. The staged keyframe folders swapped in (``memtools.store.writes.frame_swap``); indexes folded in;
    the batch's entries upserted into ``videos.sqlite`` in one SQLite transaction, tagged with the
    next generation (``store.video_catalog``); the manifest written (by rename) with that
@@ -25,7 +25,8 @@ any point"):
 A failure the process survives is undone at once (lance restored, graph rolled back); a kill is
 recovered by the next writer: token in the graph and the graph holding the journal's counts ->
 roll forward (the catalog gets the journal's entries unless it already has that generation, then
-the manifest), else roll back everywhere (``memtools.store.writes.recovery``).
+the manifest), else roll back everywhere (``memtools.store.writes.recovery``); either way the
+journal's videos get their navigation rows again from the graph as it then stands.
 """
 
 from __future__ import annotations
@@ -256,6 +257,8 @@ class MemoryWrites(WriterLock, VideoWrites):
             recovery.commit_mark(cast("MemoryParts", self), kuzu, journal)
             # committed: from here on a failure is finished by the next writer (recovery.recover)
             fault_point("graph-committed")
+            kuzu.store_navigation(existing, graphs)
+            fault_point("navigation-written")
             frame_swap.swap_in(self.path, self.frames_dir, swap, journal.token)
             if index:
                 self._vectors.finish_write()
@@ -320,6 +323,7 @@ class MemoryWrites(WriterLock, VideoWrites):
                 raise
             recovery.commit_mark(cast("MemoryParts", self), kuzu, journal)
             fault_point("graph-committed")
+            kuzu.store_navigation([video_id], [])
             frame_swap.move_aside(self.path, self.frames_dir(video_id), journal.token)
             self._vectors.finish_write()
             self._entities.finish_write()

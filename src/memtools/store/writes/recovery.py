@@ -177,6 +177,7 @@ def recover(memory: MemoryParts, graph: GraphStore) -> str | None:
         if lost:
             done += (f"; {_names(lost)} lost their previous version in the graph and were removed: "
                      "run the same command again to write them")
+    graph.refresh_navigation(journal.videos)  # derived: written again from the graph as it now stands
     library.bring_up_to_date(memory, graph, read_manifest(path).generation)  # derived: computed again
     fault_point("recovered")
     end(memory)
