@@ -58,3 +58,33 @@ def test_row_dots_is_the_matrix_vector_product(monkeypatch):
     assert row_dots(matrix[:0], vector).shape == (0,)
     monkeypatch.delattr(np, "vecdot", raising=False)  # numpy < 2: einsum
     np.testing.assert_allclose(row_dots(matrix, vector), want, rtol=1e-5, atol=1e-5)
+
+
+LATE_BLAS = """
+import threadpoolctl
+import numpy as np
+from memtools.blas import blas_threads
+
+with blas_threads(1):  # the view of the BLAS libraries is made here, before scipy's is loaded
+    np.ones((64, 64)) @ np.ones(64)
+import scipy.linalg  # brings its own OpenBLAS beside numpy's
+scipy.linalg.inv(np.eye(3))
+blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+with blas_threads(1):
+    inside = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+print(len({i["filepath"] for i in blas}), inside)
+"""
+
+
+def test_a_blas_loaded_after_the_first_block_is_limited_too():
+    """scipy's OpenBLAS, loaded after a first limited block (the torch engine imports it), is held to
+    the limit as well (a view of the libraries kept from before it left its threads free)."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("scipy")
+    done = subprocess.run([sys.executable, "-c", LATE_BLAS], capture_output=True, text=True, check=True)
+    libraries, inside = done.stdout.split(maxsplit=1)
+    if int(libraries) < 2:
+        pytest.skip("scipy shares numpy's BLAS here")
+    assert inside.strip() == str([1] * int(libraries))

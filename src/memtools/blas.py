@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -41,20 +42,24 @@ def blas_threads(limit: int | None) -> Iterator[None]:
         yield
 
 
-_controller: list = []  # [ThreadpoolController or None], made once
+_controller: list = []  # [(len(sys.modules) when made, ThreadpoolController or None)]
 
 
 def _blas_controller():
-    """threadpoolctl's view of the loaded BLAS libraries, found once: ``threadpool_limits`` scans
-    every loaded library again on each call (~1 ms, a sixth of a query's embedding)."""
-    if not _controller:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:  # optional: without it queries are only slower on busy machines
-            _controller.append(None)
-        else:
-            _controller.append(ThreadpoolController())
-    return _controller[0]
+    """threadpoolctl's view of the loaded BLAS libraries: ``threadpool_limits`` scans every loaded
+    library again on each call (~1 ms, a sixth of a query's embedding), so the view is kept, and made
+    again only when modules were imported since (how another BLAS arrives: scipy brings its own
+    OpenBLAS beside numpy's, and a view made before it would leave its threads unlimited)."""
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # optional: without it queries are only slower on busy machines
+        return None
+    modules = len(sys.modules)
+    kept = _controller[0] if _controller else None
+    if kept is None or kept[0] != modules:
+        kept = (modules, ThreadpoolController())
+        _controller[:] = [kept]
+    return kept[1]
 
 
 def row_dots(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
