@@ -115,7 +115,7 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
         pending["indexed"] = True
         pending["nodes"] += sum(len(g.entities) + len(g.events) + len(g.ocr) + len(g.macros) for g in batch)
         if pending["nodes"] >= INDEX_EVERY_NODES:
-            memory.finish_indexes(ann=False)
+            memory.finish_indexes(ann=False, release=True)
             pending["nodes"], pending["folded"] = 0, True
         fault_point("batch-landed")
         if ledger:
@@ -146,7 +146,7 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
             flush(batch)
         cache.clear()  # the last fold builds the ANN index: it needs the memory, the vectors are written
         if pending["nodes"] or pending["folded"]:
-            memory.finish_indexes()
+            memory.finish_indexes(release=True)
     finally:
         if bar is not None:
             bar.close()

@@ -12,7 +12,10 @@ The rows are derived: each is a function of its video's graph. They are written 
 COMMIT (the write's commit point) has returned, in one SQLite transaction per batch; a write killed
 before that is finished by the next writer's recovery, which writes the rows of the journal's videos
 again from the graph as it then stands (``KuzuGraph.refresh_navigation``). ``memtools check`` counts
-them against the graph and ``memtools repair`` writes missing ones again.
+them against the graph and ``memtools repair`` writes missing ones again. A reader beside a writer
+(ladybug allows it; kuzu's readers step aside during a write) can meet a replaced video's new graph
+with its old rows for the few milliseconds between the two commits, as it can meet lance's new rows
+with the old graph: the catalog and manifest, written last, still name the old version.
 
 Reading never fails on this file: a memory without it (made before it, or a copy that left it out),
 or one a kill left mid-transaction, answers from the older places (kuzu's own navigation tables of

@@ -99,6 +99,10 @@ class EntityIndex:
                 raise StoreError(f"vector store table {self.name!r} failed to open: {exc}") from exc
         return self._table
 
+    def close_handles(self) -> None:
+        """Let go of the table handles (``LanceIndex.close_handles``); the next use opens them again."""
+        self._table = self._pinned_table = None
+
     def refresh(self) -> None:
         if self._table is not None:
             try:

@@ -110,6 +110,12 @@ class LanceIndex(ResidentSearch):
             self._nodes = self._table("nodes", nodes_schema(self.dim), create)
         return self._nodes
 
+    def close_handles(self) -> None:
+        """Let go of the connection and every table handle (what lance cached through them goes with
+        them); the next read or write opens them again. A bulk import does it after each fold."""
+        self._connection = self._nodes = self._pinned_table = self._ann = None
+        self._versions, self._row_counts = {}, {}
+
     def refresh(self) -> None:
         """See writes made by other processes since this handle was opened."""
         self._ann = None

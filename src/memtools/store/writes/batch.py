@@ -32,12 +32,14 @@ journal's videos get their navigation rows again from the graph as it then stand
 from __future__ import annotations
 
 import contextlib
+import gc
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from memtools.errors import ConfigError, StoreError
+from memtools.heap import give_back
 from memtools.schema import VideoGraph
 from memtools.store.base import VideoWrites
 from memtools.store.catalog.manifest import VideoEntry, now, read_manifest, write_manifest
@@ -153,16 +155,27 @@ class MemoryWrites(WriterLock, VideoWrites):
             self.finish_indexes()
         return written
 
-    def finish_indexes(self, *, ann: bool = True) -> None:
+    def finish_indexes(self, *, ann: bool = True, release: bool = False) -> None:
         """Fold rows written since the last indexing into the lance indexes; prune old versions.
         ``ann=False`` builds no vector (ANN) index: a bulk import's folds before its last one (an
-        IVF-PQ build over the whole table at each fold was most of a 50 MB import's peak memory)."""
+        IVF-PQ build over the whole table at each fold was most of a 50 MB import's peak memory).
+        ``release`` (a bulk import, which searches nothing meanwhile): the lance handles are let go
+        after the fold (opened again on next use) and the memory freed before and by it goes back to
+        the system (``memtools.heap``), so the next fold starts from less."""
+        if release:
+            give_back()
         with self._writing() as _:
             self._vectors.finish_write(ann=ann)
             self._entities.finish_write()
             if self.keyframes is not None:
                 self.keyframes.finish_write()
             self._commit_manifest(read_manifest(self.path))
+            if release:
+                self._vectors.close_handles()
+                self._entities.close_handles()
+        if release:
+            gc.collect()
+            give_back()
 
     def _commit_manifest(self, manifest, totals: VideoTotals | None = None) -> None:
         """Write the manifest of a finished write (``totals``: the catalog's sums after it, when its entries

@@ -1,0 +1,62 @@
+"""``memtools.heap.give_back``: memory a process freed goes back to the system (glibc), and a bulk
+import gives it back around each fold."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+FREED_IN_THE_MIDDLE = """
+import ctypes
+from memtools.heap import give_back
+
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+
+def resident_mib():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096 / 2**20
+
+blocks = [libc.malloc(4096) for _ in range(40_000)]  # ~160 MB of small blocks: the heap, not mmap
+for block in blocks:
+    libc.memset(block, 1, 4096)
+pin = libc.malloc(64)  # a block above them keeps glibc from trimming the top on its own
+for block in blocks:
+    libc.free(block)
+held = resident_mib()
+give_back()
+print(held, resident_mib())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
+def test_memory_freed_in_the_middle_of_the_heap_goes_back():
+    done = subprocess.run([sys.executable, "-c", FREED_IN_THE_MIDDLE], capture_output=True, text=True, check=True)
+    held, after = map(float, done.stdout.split())
+    assert held - after > 100, (held, after)  # ~160 MB freed, and given back
+
+
+def test_a_bulk_imports_fold_lets_go_of_the_lance_handles_and_gives_memory_back(tmp_path, monkeypatch):
+    from memtools.embed.testing import TestEmbedder
+    from memtools.store import Memory
+    from memtools.store.writes import batch
+    from memtools.testing import kitchen_graph
+
+    calls: list[str] = []
+    monkeypatch.setattr(batch, "give_back", lambda: calls.append("give back"))
+    with Memory.create(tmp_path / "m", TestEmbedder(16)) as memory:
+        memory.write_videos([kitchen_graph()], index=False)
+        finish = memory._vectors.finish_write
+        monkeypatch.setattr(memory._vectors, "finish_write", lambda **kw: (calls.append("fold"), finish(**kw)))
+        memory.finish_indexes()  # a write's own fold: nothing else
+        assert calls == ["fold"]
+        calls.clear()
+        held = memory._vectors.nodes()
+        memory.finish_indexes(release=True)  # a bulk import's
+        assert calls == ["give back", "fold", "give back"]
+        assert memory._vectors._nodes is None and memory._entities._table is None  # let go
+        assert memory._vectors.nodes() is not held and memory._vectors.nodes().count_rows() == held.count_rows()
