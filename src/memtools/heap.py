@@ -5,8 +5,8 @@ briefly needs half a gigabyte (a bulk import's lance fold: compaction and the fu
 vector indexes) leaves the process that much larger for as long as it runs, and the next such step
 starts from there. ``malloc_trim(0)`` returns the free pages at once. A bulk import calls it around
 each fold, after letting go of the lance handles (``Memory.finish_indexes(release=True)``): in a
-50 MB caption import that took the peak from 1,278 to 1,137 MiB, two imports side by side (docs/scaling.md,
-sixth round). After every write batch it was not worth it (+6% time for -3% peak: fifth round), so
+50 MB caption import that took the peak from 1,304 to 1,026 MiB, two imports side by side
+(docs/scaling.md, sixth round). After every write batch it was not worth it (+6% time for -3% peak: fifth round), so
 it is called where a fold ends, never in a loop.
 
 Elsewhere than glibc (macOS, Windows, musl) it does nothing.
