@@ -252,22 +252,25 @@ class KuzuGraph(WholeVideoReads, GraphStore):
         """The video's ``VideoOutline`` row (None for memories written before it); the last one is kept."""
         if self._outline is not None and self._outline[0] == video_id:
             return self._outline[1]
-        found = self.navigation.row(graph_rows.OUTLINE, video_id)
-        if found is None and self._has_rows(graph_rows.OUTLINE):  # a video written before navigation.sqlite
-            rows = self._run(f"MATCH (o:{graph_rows.OUTLINE} {{id: $id}}) RETURN o.video, o.supers, o.macros",
-                             {"id": video_id})
-            found = tuple(rows[0]) if rows else None
+        found = self._navigation_row(graph_rows.OUTLINE, video_id)
         outline = graph_rows.Outline(*found) if found is not None else None
         if self.read_only:  # a writer's rows change under it
             self._outline = (video_id, outline)
         return outline
 
+    def _navigation_row(self, table: str, key: str) -> tuple[str, ...] | None:
+        """One navigation row's JSON columns: from ``navigation.sqlite``, else from kuzu's own table of that
+        name (a video written before the file), else None."""
+        found = self.navigation.row(table, key)
+        if found is None and self._has_rows(table):
+            wanted = ", ".join(f"n.{c}" for c in graph_rows.columns(table)[2:])
+            rows = self._run(f"MATCH (n:{table} {{id: $id}}) RETURN {wanted}", {"id": key})
+            found = tuple(rows[0]) if rows else None
+        return found
+
     def _detail(self, macro_id: str) -> tuple[str, str] | None:
         """A macro event's ``MacroDetail`` row (children, edges), or None."""
-        found = self.navigation.row(_DETAIL, macro_id)
-        if found is None and self._has_rows(_DETAIL):  # a video written before navigation.sqlite
-            rows = self._run(f"MATCH (d:{_DETAIL} {{id: $id}}) RETURN d.children, d.edges", {"id": macro_id})
-            found = tuple(rows[0]) if rows else None
+        found = self._navigation_row(_DETAIL, macro_id)
         return (found[0], found[1]) if found is not None else None
 
     def _children(self, macro_id: str) -> dict[str, dict]:
@@ -306,10 +309,7 @@ class KuzuGraph(WholeVideoReads, GraphStore):
         kind = kind_of_id(node_id)
         if kind is None:
             return []
-        found = self.navigation.row(graph_rows.EDGES, node_id)
-        if found is None and self._has_rows(graph_rows.EDGES):  # a video written before navigation.sqlite
-            rows = self._run(f"MATCH (e:{graph_rows.EDGES} {{id: $id}}) RETURN e.edges", {"id": node_id})
-            found = tuple(rows[0]) if rows else None
+        found = self._navigation_row(graph_rows.EDGES, node_id)
         if found is not None:
             return [EdgeRow(*edge) for edge in graph_rows.read_edges(
                 node_id, found[0], direction, categories, labels, limit, self._outline_row, self._children)]
