@@ -182,6 +182,27 @@ def test_a_second_writer_process_waits_for_the_first(kitchen_path, tmp_path):
         assert memory.video_ids() == ["kitchen", "w0", "w1"] and _counts(memory)["video"] == 3
 
 
+def test_a_writer_whose_handles_are_older_than_another_processs_write(kitchen_path, tmp_path):
+    """A memory that has written stays open (an MCP server that may add videos) while another process
+    writes: its next write takes the lock and must see that write (its lance handles were opened
+    before it), not refuse the memory as damaged or lose the other video's rows. Was the race behind
+    the two-writer test above, made certain here."""
+    path = tmp_path / "shared"
+    shutil.copytree(kitchen_path, path)
+    with Memory.open(path, TestEmbedder(64)) as memory:
+        per_video = memory.vectors.count()
+        memory.write_video(kitchen_graph("mine0"))
+        other = subprocess.run([sys.executable, "-c", WRITER, str(path), "1"], capture_output=True, text=True,
+                               timeout=120)
+        assert other.returncode == 0, other.stderr
+        memory.write_video(kitchen_graph("mine1"))
+        assert memory.delete_video("mine0") is True
+        assert memory.video_ids() == ["kitchen", "mine1", "w0"]
+        assert memory.vectors.count() == 3 * per_video  # .vectors checks the rows against the manifest too
+        found = {h.video_id for h in MemoryTools(memory).search_nodes("lid", top_k=50).hits}
+        assert found == {"kitchen", "mine1", "w0"}
+
+
 def test_a_reader_beside_an_unfinished_write_sees_the_last_commit(kitchen_path, tmp_path, engine, monkeypatch):
     """Lance is written before the graph commits: a reader that does not wait for the writer
     (readers_beside_writer), here one that opens the memory mid-write, must search the lance

@@ -294,6 +294,16 @@ class Memory(MemoryWrites):
                 if self._keyframes is not None:
                     self._keyframes.refresh()
 
+    def _refresh_tables(self) -> None:
+        """The lance handles brought to the newest version on disk. A writer does it once it holds the
+        writers' lock: another process may have written (or been killed writing) since the handles were
+        opened, and a row count or a version read through an older handle would find the memory damaged
+        or restore the wrong version."""
+        self._vectors.refresh()
+        self._entities.refresh()
+        if self._keyframes is not None:
+            self._keyframes.refresh()
+
     @contextlib.contextmanager
     def reading(self, *, guard: bool = True) -> Iterator[GraphStore]:
         """The graph, open read-only for the duration of the block (waits briefly for writers).

@@ -55,6 +55,8 @@ class WriterLock:
 
         def _release_graph(self) -> None: ...
 
+        def _refresh_tables(self) -> None: ...
+
     def recover_if_left(self) -> str | None:
         """Finish or undo a write a killed process left here (``memtools.store.writes.recovery``), if any, when
         this process may write the folder; returns what was done. A failure is logged, not raised: the
@@ -100,6 +102,7 @@ class WriterLock:
                     if time.monotonic() >= deadline:
                         raise MemoryBusy(f"another process is writing to {self.path}; try again later") from None
                     time.sleep(0.1)
+                self._refresh_tables()  # another process may have written since this one's handles were opened
                 if (migrated := migrate_legacy(self.path)) is not None:  # made before videos.sqlite: the first
                     self.manifest, self._manifest_stamp = migrated, self._stamp()  # writer moves the entries
                 self._lock_depth = 1
