@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
+from memtools.heap import give_back
 from memtools.store.base import Hit, HitColumns, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.faults import fault_point
 from memtools.store.tables.lance_filter import filter_where, quote, table_at, where_clause
@@ -387,7 +388,11 @@ def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Calla
             table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
             if table.count_rows() >= ANN_MIN_ROWS and ann_due(have):
                 log.info("building the ANN index over %d rows", table.count_rows())
+                # what the compaction freed goes back before the build allocates its own, and what the
+                # build freed before the last optimize: the fold's peak -110 MiB (docs/scaling.md, seventh round)
+                give_back()
                 table.create_index("vector", config=IvfPq(distance_type="cosine"), replace=True)
+                give_back()
                 table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
     except Exception as exc:
         raise StoreError(f"{what} indexing failed: {exc}") from exc
