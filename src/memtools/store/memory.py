@@ -288,11 +288,8 @@ class Memory(MemoryWrites):
                                      "engine; open it again (restart the server or command)")
                 self._outlines.clear()
                 self._release_graph()
-                self._vectors.refresh()
+                self._refresh_tables()
                 self._pin_tables()
-                self._entities.refresh()
-                if self._keyframes is not None:
-                    self._keyframes.refresh()
 
     def _refresh_tables(self) -> None:
         """The lance handles brought to the newest version on disk. A writer does it once it holds the
