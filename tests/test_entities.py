@@ -139,9 +139,9 @@ def test_entity_table_drops_old_versions_after_a_write(tmp_path, monkeypatch):
     then holds every one on disk (2.9 GB for 0.63 GB of rows at 3,000 h)."""
     from datetime import timedelta
 
-    import memtools.store.tables.entity_index as entity_index
+    from memtools.store.tables import lance_fold
 
-    monkeypatch.setattr(entity_index, "KEEP_VERSIONS_FOR", timedelta(0))
+    monkeypatch.setattr(lance_fold, "KEEP_VERSIONS_FOR", timedelta(0))
     with Memory.create(tmp_path / "m", TestEmbedder(64)) as memory:
         for vid in ("a", "b", "c", "d"):
             memory.write_video(kitchen_graph(vid))

@@ -63,26 +63,27 @@ def test_a_bulk_imports_fold_lets_go_of_the_lance_handles_and_gives_memory_back(
 
 
 def test_a_vector_index_build_gives_back_what_the_steps_around_it_freed(tmp_path, monkeypatch):
-    """The compaction's freed memory goes back before the ANN build, the build's before the optimize
+    """The compaction's freed memory goes back before the ANN build, the build's before the fold
     after it; a fold with no ANN build due gives nothing back (it is not a loop's cost)."""
     from memtools.embed.testing import TestEmbedder
     from memtools.store import Memory
-    from memtools.store.tables import vectors
+    from memtools.store.tables import lance_fold
     from memtools.testing import kitchen_graph
 
     calls: list[str] = []
-    monkeypatch.setattr(vectors, "give_back", lambda: calls.append("give back"))
-    monkeypatch.setattr(vectors, "ANN_MIN_ROWS", 10)  # the kitchen video's rows are enough for a build
+    real_fold = lance_fold.fold
+    monkeypatch.setattr(lance_fold, "give_back", lambda: calls.append("give back"))
+    monkeypatch.setattr(lance_fold, "fold", lambda table: (calls.append("fold"), real_fold(table)))
+    monkeypatch.setattr(lance_fold, "ANN_MIN_ROWS", 10)  # the kitchen video's rows are enough for a build
     with Memory.create(tmp_path / "m", TestEmbedder(16)) as memory:
         memory.write_videos([kitchen_graph()], index=False)
         table = memory._vectors.nodes()
-        real_create, real_optimize = table.create_index, table.optimize
+        real_create = table.create_index
         monkeypatch.setattr(table, "create_index", lambda column, **kw: (calls.append(f"index {column}"),
                                                                          real_create(column, **kw)))
-        monkeypatch.setattr(table, "optimize", lambda **kw: (calls.append("optimize"), real_optimize(**kw)))
         memory.finish_indexes()
         built = [c for c in calls if not c.startswith("index ") or c == "index vector"]  # scalar indexes left out
-        assert built == ["optimize", "give back", "index vector", "give back", "optimize"]
+        assert built[:5] == ["fold", "give back", "index vector", "give back", "fold"]
         assert memory._vectors._has_ann
         calls.clear()
         memory.finish_indexes()  # nothing new: no build due, nothing given back

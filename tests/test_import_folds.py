@@ -1,6 +1,8 @@
-"""A bulk import folds its rows into the lance indexes as it goes, but builds the vector (ANN)
-index once, over the whole table, at its end (issue 34, item 5: an IVF-PQ build at every fold was
-most of a 50 MB caption import's peak memory). What it writes is found either way."""
+"""A bulk import folds its rows into the lance files and indexes as it goes, each fold's work
+bounded by the rows it folds (issue 34, item 5; ``memtools.store.tables.lance_fold``): compaction
+leaves fragments that reached their target alone, the vector (ANN) index is trained once, past
+``ANN_MIN_ROWS``, and later folds add their rows to its one segment; it is trained again only once
+the table outgrows its partitions. What it writes is found either way."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from memtools.embed.testing import TestEmbedder
 from memtools.importers import bulk
 from memtools.importers.captions import Caption, CaptionedVideo, graph_from_captions
 from memtools.store import Memory
-from memtools.store.tables import vectors
+from memtools.store.tables import lance_fold, vectors
 from memtools.tools import MemoryTools
 
 WORDS = "man woman dog pan knife onion guitar ball car kitchen chops plays throws pours cuts runs".split()
@@ -25,29 +27,102 @@ def captioned(n: int) -> list[CaptionedVideo]:
     return out
 
 
-def test_the_ann_index_is_built_once_at_the_end_of_a_bulk_import(tmp_path, monkeypatch):
-    monkeypatch.setattr(vectors, "ANN_MIN_ROWS", 300)    # a small table gets an IVF-PQ index
-    monkeypatch.setattr(bulk, "INDEX_EVERY_NODES", 150)  # and the import folds many times
+partitions: list[int] = []  # the vector index's partitions after each build watched
+
+
+def watch_builds(monkeypatch) -> tuple[list[int], list[int]]:
+    """(rows at each vector-index build, rows at each fold) of the nodes table, from here on."""
+    from lancedb.table import LanceTable
+
     builds: list[int] = []
     folds: list[int] = []
-    original = vectors.LanceIndex.finish_write
+    partitions.clear()
+    real_create, real_finish = LanceTable.create_index, vectors.LanceIndex.finish_write
+
+    def create_index(table, column, *args, **kwargs):
+        out = real_create(table, column, *args, **kwargs)
+        if column == "vector" and table.name == "nodes":
+            builds.append(table.count_rows())
+            partitions.append(lance_fold.vector_partitions(table))
+        return out
 
     def finish_write(index, *args, **kwargs):
+        real_finish(index, *args, **kwargs)
         table = index.nodes()
-        before = {tuple(ix.columns) for ix in table.list_indices()} if table is not None else set()
-        original(index, *args, **kwargs)
         folds.append(table.count_rows() if table is not None else 0)
-        after = index.nodes()
-        if after is not None and ("vector",) in {tuple(ix.columns) for ix in after.list_indices()} - before:
-            builds.append(after.count_rows())
 
+    monkeypatch.setattr(LanceTable, "create_index", create_index)
     monkeypatch.setattr(vectors.LanceIndex, "finish_write", finish_write)
+    return builds, folds
+
+
+def vector_index(table):
+    return next(ix for ix in table.list_indices() if tuple(ix.columns) == ("vector",))
+
+
+def test_the_ann_index_is_trained_once_and_later_folds_add_to_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(lance_fold, "ANN_MIN_ROWS", 300)  # a small table gets an IVF-PQ index
+    monkeypatch.setattr(bulk, "INDEX_EVERY_NODES", 150)   # and the import folds many times
+    builds, folds = watch_builds(monkeypatch)
     videos = captioned(60)
     with Memory.create(tmp_path / "memory", TestEmbedder(32)) as memory:
         bulk.bulk_write(memory, (graph_from_captions(v) for v in videos), batch_size=5, show_progress=False)
+        table = memory.vectors.nodes()
+        rows = table.count_rows()
+        first = next(n for n in folds if n >= 300)
+        assert len(builds) == 1 and builds[0] == first < rows  # trained at the first fold past ANN_MIN_ROWS
+        index = vector_index(table)
+        assert index.num_segments == 1 and index.num_indexed_rows == rows and index.num_unindexed_rows == 0
+        found = MemoryTools(memory).search_nodes(videos[-1].captions[3].text)
+        assert found.hits and found.hits[0].video_id == videos[-1].video_id  # a row added by a later fold
+
+
+def test_a_vector_index_is_trained_again_once_the_table_outgrows_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(lance_fold, "ANN_MIN_ROWS", 300)
+    monkeypatch.setattr(lance_fold, "PARTITION_ROWS", 256)  # lance trains >= 256 rows a partition
+    monkeypatch.setattr(lance_fold, "RETRAIN_GROWTH", 2)    # trained again at 512 rows a partition
+    monkeypatch.setattr(bulk, "INDEX_EVERY_NODES", 150)
+    builds, _ = watch_builds(monkeypatch)
+    with Memory.create(tmp_path / "memory", TestEmbedder(32)) as memory:
+        # a generator: the import does not know how many videos will come, so nothing is sized ahead
+        bulk.bulk_write(memory, (graph_from_captions(v) for v in captioned(100)), batch_size=5, show_progress=False)
         rows = memory.vectors.nodes().count_rows()
-        assert len(folds) > 3 and max(folds[:-1]) >= 300  # folds past ANN_MIN_ROWS before the last one
-        assert builds == [rows]  # built once, over every row
-        assert ("vector",) in {tuple(ix.columns) for ix in memory.vectors.nodes().list_indices()}
-        found = MemoryTools(memory).search_nodes(videos[-1].captions[3].text, video_id=videos[-1].video_id)
-        assert found.hits and found.hits[0].video_id == videos[-1].video_id
+    assert len(builds) >= 2 and builds[-1] <= rows
+    for (before, parts), after in zip(zip(builds, partitions, strict=True), builds[1:], strict=False):
+        assert after >= 2 * 256 * parts > before  # only once the partitions hold twice what they were sized for
+    assert partitions[-1] > partitions[0]
+
+
+def test_a_bulk_import_that_knows_its_size_sizes_the_vector_index_for_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(lance_fold, "ANN_MIN_ROWS", 300)
+    monkeypatch.setattr(lance_fold, "PARTITION_ROWS", 256)
+    monkeypatch.setattr(lance_fold, "RETRAIN_GROWTH", 2)
+    monkeypatch.setattr(lance_fold, "IVF_SAMPLE_RATE", 32)  # so that 480 rows can train 6 partitions
+    monkeypatch.setattr(bulk, "INDEX_EVERY_NODES", 150)
+    builds, _ = watch_builds(monkeypatch)
+    with Memory.create(tmp_path / "memory", TestEmbedder(32)) as memory:
+        bulk.bulk_write(memory, [graph_from_captions(v) for v in captioned(100)], batch_size=5, show_progress=False)
+        rows = memory.vectors.nodes().count_rows()
+        held = lance_fold.vector_partitions(memory.vectors.nodes())
+    assert len(builds) == 1 and builds[0] < rows / 2  # built early, never again
+    assert held == partitions[0] >= 2                  # with more partitions than its rows then asked for
+    assert rows < 2 * 256 * held
+
+
+def test_compaction_leaves_fragments_that_reached_their_target(tmp_path, monkeypatch):
+    monkeypatch.setattr(lance_fold, "FRAGMENT_ROWS", 200)
+    with Memory.create(tmp_path / "memory", TestEmbedder(32)) as memory:
+        graphs = [graph_from_captions(v) for v in captioned(40)]  # ~16 rows a video
+        previous: dict[int, int] = {}
+        for i in range(0, 40, 10):
+            memory.write_videos(graphs[i:i + 10])
+            dataset = memory.vectors.nodes().to_lance()
+            fragments = {f.fragment_id: f.count_rows() for f in dataset.get_fragments()}
+            # what reached the target at the last fold is still there, untouched
+            assert {k: v for k, v in previous.items() if v >= 200}.items() <= fragments.items()
+            previous = fragments
+        assert len(fragments) > 1 and sum(fragments.values()) == memory.vectors.nodes().count_rows()
+        assert max(fragments.values()) <= 2 * 200
+        videos = captioned(40)
+        found = MemoryTools(memory).search_nodes(videos[5].captions[2].text)
+        assert found.hits and found.hits[0].video_id == videos[5].video_id

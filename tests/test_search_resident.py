@@ -17,7 +17,7 @@ from memtools.errors import ConfigError
 from memtools.importers.captions import Caption, CaptionedVideo, graph_from_captions
 from memtools.store import Memory
 from memtools.store.base import SearchFilter, SearchQuery
-from memtools.store.tables import resident_search, vectors
+from memtools.store.tables import lance_fold, resident_search
 from memtools.store.tables.resident import budget_bytes
 from memtools.store.tables.vectors import LanceIndex
 from memtools.tools import MemoryTools
@@ -46,7 +46,7 @@ def videos(n: int, seed: int) -> list[CaptionedVideo]:
 
 def make(path, monkeypatch, ann: bool):
     if ann:  # a small table with an IVF-PQ index, as a 1,000 h one has
-        monkeypatch.setattr(vectors, "ANN_MIN_ROWS", 500)
+        monkeypatch.setattr(lance_fold, "ANN_MIN_ROWS", 500)
     with Memory.create(path, TestEmbedder(DIM)) as memory:
         memory.write_videos([graph_from_captions(v) for v in videos(30, 1)])
     return path

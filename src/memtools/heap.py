@@ -8,7 +8,7 @@ each fold, after letting go of the lance handles (``Memory.finish_indexes(releas
 50 MB caption import that took the peak from 1,304 to 1,026 MiB, two imports side by side
 (docs/scaling.md, sixth round). After every write batch it was not worth it (+6% time for -3% peak: fifth round), so
 it is called where a fold ends, never in a loop; and between the steps of a vector-index build
-(``store.tables.vectors.build_indexes``: the compaction's freed memory back before the build, the
+(``store.tables.lance_fold.build_indexes``: the compaction's freed memory back before the build, the
 build's before the optimize after it; that fold's peak 1,016-1,040 -> 904-941 MiB on a 166,618-row
 table, three pairs).
 

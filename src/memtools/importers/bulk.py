@@ -106,17 +106,18 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
     counts = {"written": 0, "skipped": 0, "captions": 0}
     before = _embedding_usage(memory)
 
-    pending = {"nodes": 0, "indexed": False, "folded": False}
+    pending = {"nodes": 0, "indexed": False}
 
     def flush(batch: list[VideoGraph]) -> None:
         # the first batch builds the indexes; later ones are folded in every INDEX_EVERY_NODES and at the
-        # end, the vector (ANN) index only at the end (built once over the whole table, not at every fold)
+        # end (the vector index is trained at the first fold past ANN_MIN_ROWS; later folds add to it)
         memory.write_videos(batch, batch_size=len(batch), embed_cache=cache, index=not pending["indexed"])
         pending["indexed"] = True
         pending["nodes"] += sum(len(g.entities) + len(g.events) + len(g.ocr) + len(g.macros) for g in batch)
         if pending["nodes"] >= INDEX_EVERY_NODES:
-            memory.finish_indexes(ann=False, release=True)
-            pending["nodes"], pending["folded"] = 0, True
+            done = counts["written"] + counts["skipped"] + len(batch)
+            memory.finish_indexes(release=True, share_written=done / total if total else None)
+            pending["nodes"] = 0
         fault_point("batch-landed")
         if ledger:
             ledger.add([g.video_id for g in batch])
@@ -144,8 +145,8 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
                 batch = []
         if batch:
             flush(batch)
-        cache.clear()  # the last fold builds the ANN index: it needs the memory, the vectors are written
-        if pending["nodes"] or pending["folded"]:
+        cache.clear()  # the vectors are written; the last fold may use the memory
+        if pending["nodes"]:
             memory.finish_indexes(release=True)
     finally:
         if bar is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memtools.store.tables.vectors import ANN_MIN_ROWS
+from memtools.store.tables import lance_fold
 
 # The indexes each table's ``finish_write`` builds once it holds rows (vectors.py, entity_index.py,
 # keyframe_index.py); the vector (ANN) index only from ``ANN_MIN_ROWS`` rows on.
@@ -56,7 +56,7 @@ def index_problems(table: Any, name: str, rows: int, folder: Path | None) -> lis
         return []  # lance indexes nothing in an empty table
     listed = table.list_indices()
     have = {tuple(ix.columns) for ix in listed}
-    want = [*EXPECTED_INDEXES[name], *(["vector"] if name in ANN_TABLES and rows >= ANN_MIN_ROWS else [])]
+    want = [*EXPECTED_INDEXES[name], *(["vector"] if name in ANN_TABLES and rows >= lance_fold.ANN_MIN_ROWS else [])]
     lines = [f"{name} table: {describe(column)} is missing" for column in want if (column,) not in have]
     for ix in missing_index_files(table, folder):
         lines.append(f"{name} table: the files of {describe(ix.columns[0])} are missing "

@@ -19,7 +19,8 @@ import pyarrow as pa
 
 from memtools.errors import StoreError
 from memtools.store.tables.lance_filter import quote, table_at
-from memtools.store.tables.vectors import KEEP_VERSIONS_FOR, LanceIndex
+from memtools.store.tables.lance_fold import fold
+from memtools.store.tables.vectors import LanceIndex
 
 TABLE = "entities"
 _COLUMNS = ["id", "video_id", "name", "entity_type", "aliases", "description", "mentions", "t_first", "t_last",
@@ -150,7 +151,7 @@ class EntityIndex:
 
             if ("video_id",) not in {tuple(ix.columns) for ix in table.list_indices()}:
                 table.create_index("video_id", config=Bitmap())
-            table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)  # else lance keeps every version for 7 days
+            fold(table)  # compaction bounded, the index updated, old versions pruned
         except Exception as exc:
             raise StoreError(f"{self.name} table indexing failed: {exc}") from exc
 

@@ -21,7 +21,8 @@ from memtools.errors import StoreError
 from memtools.store.base import SearchFilter
 from memtools.store.tables.entity_index import EntityIndex
 from memtools.store.tables.lance_filter import quote
-from memtools.store.tables.vectors import ANN_REFINE, LanceIndex, build_indexes
+from memtools.store.tables.lance_fold import build_indexes
+from memtools.store.tables.vectors import ANN_REFINE, LanceIndex
 
 TABLE = "keyframes"
 _COLUMNS = ["id", "video_id", "t", "path", "macro_id"]

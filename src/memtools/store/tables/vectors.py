@@ -2,10 +2,11 @@
 
 One ``nodes`` table (id, video_id, kind, macro_id, t_start, t_end, text, vector) with a
 full-text index on ``text``, bitmap indexes on ``video_id``/``kind``, btree indexes on the
-times, and an ANN index only once the table passes ``ANN_MIN_ROWS`` (below that, exact
+times, and an ANN index only once the table passes ``lance_fold.ANN_MIN_ROWS`` (below that, exact
 search is faster and exact). A ``keyframes`` table lists stored frames.
 
-Every write is followed by ``optimize()`` so a memory never piles up versions.
+Every write is followed by a fold (``lance_fold``: compaction, the indexes, old versions pruned)
+so a memory never piles up versions.
 """
 
 from __future__ import annotations
@@ -14,10 +15,8 @@ import json
 import logging
 import os
 import threading
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,21 +24,18 @@ import numpy as np
 import pyarrow as pa
 
 from memtools.errors import StoreError
-from memtools.heap import give_back
 from memtools.store.base import Hit, HitColumns, SearchFilter, SearchMode, SearchQuery, VideoProfiles
 from memtools.store.faults import fault_point
 from memtools.store.tables.lance_filter import filter_where, quote, table_at, where_clause
+from memtools.store.tables.lance_fold import build_indexes, vector_index_outgrown
 from memtools.store.tables.location import is_remote, storage_options
 from memtools.store.tables.resident import ResidentRows, budget_bytes
 from memtools.store.tables.resident_search import ANN_REFINE, ResidentSearch
 
-__all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "build_indexes", "filter_where", "where_clause"]
+__all__ = ["Hit", "LanceIndex", "SearchMode", "VideoProfiles", "filter_where", "where_clause"]
 
 log = logging.getLogger(__name__)
 
-ANN_MIN_ROWS = 50_000   # below this, exact search is fast enough (benchmarks/tool_latency.py)
-ANN_MAX_SEGMENTS = 4     # optimize() appends index segments; past this many the index is rebuilt
-KEEP_VERSIONS_FOR = timedelta(minutes=1)  # readers re-check the manifest before every search
 
 
 def nodes_schema(dim: int) -> pa.Schema:
@@ -164,21 +160,23 @@ class LanceIndex(ResidentSearch):
         except Exception as exc:
             raise StoreError(f"could not roll the vector store back to version {version}: {exc}") from exc
 
-    def finish_write(self, *, ann: bool = True) -> None:
-        """Build missing indexes, fold new rows into them, and prune old versions; ``ann=False``
-        leaves the vector (ANN) index to a later fold (rows it lacks are still found: lance scans them)."""
+    def finish_write(self, *, share_written: float | None = None) -> None:
+        """Build missing indexes, fold new rows into them, and prune old versions
+        (``memtools.store.tables.lance_fold``); ``share_written``: the share of a bulk import written
+        so far, so that a vector index built now is sized for the rows the import ends with."""
         from lancedb.index import FTS, Bitmap, BTree
 
         table = self.nodes()
         self._ann = None
         self._versions = {}
-        if table is None or table.count_rows() == 0:
+        rows = 0 if table is None else table.count_rows()
+        if rows == 0:
             return
+        expected_rows = int(rows / share_written) if share_written and 0 < share_written < 1 else None
         build_indexes(table, [("text", FTS(with_position=False, stem=True, remove_stop_words=True)),
                               ("video_id", Bitmap()), ("kind", Bitmap()), ("t_start", BTree()), ("t_end", BTree())],
-                      ann_due=lambda have: ann and (("vector",) not in have
-                                                    or self._vector_segments(table) > ANN_MAX_SEGMENTS),
-                      what="vector store")
+                      ann_due=lambda have: ("vector",) not in have or vector_index_outgrown(table),
+                      what="vector store", expected_rows=expected_rows)
 
     @staticmethod
     def _vector_segments(table) -> int:
@@ -371,28 +369,3 @@ def _with_payload(hit: Hit, payload: tuple | None) -> Hit:
 
 def _context(raw: str | None) -> tuple[str, ...]:
     return tuple(json.loads(raw)) if raw and raw != "[]" else ()
-
-
-def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Callable[[set], bool], what: str) -> None:
-    """Create the missing scalar indexes of ``table``, fold new rows into every index and prune old
-    versions; (re)build the ANN index once the table is large enough and ``ann_due(existing)`` says so."""
-    from lancedb.index import IvfPq
-
-    try:
-        have = {tuple(ix.columns) for ix in table.list_indices()}
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for column, config in scalar:
-                if (column,) not in have:
-                    table.create_index(column, config=config)
-            table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
-            if table.count_rows() >= ANN_MIN_ROWS and ann_due(have):
-                log.info("building the ANN index over %d rows", table.count_rows())
-                # what the compaction freed goes back before the build allocates its own, and what the
-                # build freed before the last optimize: the fold's peak -110 MiB (docs/scaling.md, seventh round)
-                give_back()
-                table.create_index("vector", config=IvfPq(distance_type="cosine"), replace=True)
-                give_back()
-                table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)
-    except Exception as exc:
-        raise StoreError(f"{what} indexing failed: {exc}") from exc

@@ -155,17 +155,18 @@ class MemoryWrites(WriterLock, VideoWrites):
             self.finish_indexes()
         return written
 
-    def finish_indexes(self, *, ann: bool = True, release: bool = False) -> None:
-        """Fold rows written since the last indexing into the lance indexes; prune old versions.
-        ``ann=False`` builds no vector (ANN) index: a bulk import's folds before its last one (an
-        IVF-PQ build over the whole table at each fold was most of a 50 MB import's peak memory).
+    def finish_indexes(self, *, release: bool = False, share_written: float | None = None) -> None:
+        """Fold rows written since the last indexing into the lance indexes; prune old versions
+        (``memtools.store.tables.lance_fold``: each fold's memory follows the rows it folds).
+        ``share_written`` (a bulk import: the share of its videos written so far, > 0): a vector
+        index built now gets the partitions of the table the import will end with.
         ``release`` (a bulk import, which searches nothing meanwhile): the lance handles are let go
         after the fold (opened again on next use) and the memory freed before and by it goes back to
         the system (``memtools.heap``), so the next fold starts from less."""
         if release:
             give_back()
         with self._writing() as _:
-            self._vectors.finish_write(ann=ann)
+            self._vectors.finish_write(share_written=share_written)
             self._entities.finish_write()
             if self.keyframes is not None:
                 self.keyframes.finish_write()

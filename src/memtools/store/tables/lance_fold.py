@@ -1,0 +1,112 @@
+"""Folding new rows into a lance table's files and indexes, with memory bounded by the rows folded.
+
+After a write, a table's new rows sit in small fragments (one or a few per write) that its indexes
+do not cover yet. lancedb's ``optimize()`` folds them in, but with lance's defaults: compaction
+merges every fragment under 1M rows, so a fold rewrites the whole table until it reaches that size,
+and its cost grows with the table (+628 MiB at 600k rows in a 50 MB caption import, docs/scaling.md,
+eighth round). Here the same three steps run through lance's own Python package (``pylance``,
+whose options lancedb does not pass through):
+
+* **compaction** with a fragment target of ``FRAGMENT_ROWS``: fragments that reached it are left
+  alone, so a fold rewrites only what was written since the last one;
+* **the indexes** take the new rows into their newest segment (``num_indices_to_merge=1``); the
+  vector index assigns them to the partitions it was trained with, so one IVF-PQ segment holds the
+  table and no full rebuild is needed to keep it whole;
+* **old versions** are pruned as before (``KEEP_VERSIONS_FOR``).
+
+A vector index is trained once (``build_indexes``), when the table passes ``ANN_MIN_ROWS``, with
+a partition for every ``PARTITION_ROWS`` rows (lance's own rule) of the rows it holds or, in a bulk
+import, of the rows the whole import will hold (``expected_rows``). It is trained again only once
+its partitions hold ``RETRAIN_GROWTH`` times that on average: such a rebuild reads the whole table,
+like every build, but it comes at 4x, 16x... the rows it was sized for.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+
+from memtools.errors import StoreError
+from memtools.heap import give_back
+
+log = logging.getLogger(__name__)
+
+ANN_MIN_ROWS = 50_000      # below this, exact search is fast enough (benchmarks/tool_latency.py)
+ANN_MAX_SEGMENTS = 4       # an index of more segments (made by memtools < 0.8's folds) is rebuilt
+PARTITION_ROWS = 8192      # rows an IVF partition is sized for (lance's default, rows / 8192)
+IVF_SAMPLE_RATE = 256      # rows sampled a partition to train it (lance's default): lance makes no more
+                           # partitions than the rows hold samples for
+RETRAIN_GROWTH = 4         # the vector index is trained again once its partitions hold 4x that
+FRAGMENT_ROWS = 200_000    # compaction's target: a fold rewrites at most about this many rows
+COMPACTION_THREADS = 1     # one fragment written at a time (each thread holds its own batches)
+KEEP_VERSIONS_FOR = timedelta(minutes=1)  # readers re-check the manifest before every search
+
+
+def fold(table) -> None:
+    """Compact ``table``'s new fragments, take its new rows into every index, prune old versions;
+    ``table`` (a lancedb table) then reads the newest version."""
+    dataset = table.to_lance()
+    dataset.optimize.compact_files(target_rows_per_fragment=FRAGMENT_ROWS, num_threads=COMPACTION_THREADS)
+    dataset = dataset.checkout_version(dataset.latest_version)
+    if dataset.list_indices():
+        dataset.optimize.optimize_indices(num_indices_to_merge=1)
+        dataset = dataset.checkout_version(dataset.latest_version)
+    dataset.cleanup_old_versions(older_than=KEEP_VERSIONS_FOR)
+    del dataset
+    table.checkout_latest()
+
+
+def vector_index_outgrown(table) -> bool:
+    """Whether ``table``'s vector index should be trained again: its partitions hold ``RETRAIN_GROWTH``
+    times the rows they were sized for, or it is in more than ``ANN_MAX_SEGMENTS`` segments.
+    False when it has no vector index."""
+    for index in table.list_indices():
+        if tuple(index.columns) == ("vector",):
+            if int(getattr(index, "num_segments", 1) or 1) > ANN_MAX_SEGMENTS:
+                return True
+            partitions = vector_partitions(table)
+            return partitions > 0 and table.count_rows() >= RETRAIN_GROWTH * PARTITION_ROWS * partitions
+    return False
+
+
+def vector_partitions(table) -> int:
+    """The IVF partitions of ``table``'s vector index (its largest segment's); 0 without one."""
+    for index in table.list_indices():
+        if tuple(index.columns) == ("vector",):
+            os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")  # stats without the centroids
+            stats = table.to_lance().stats.index_stats(index.name)
+            return max((int(seg.get("num_partitions", 0)) for seg in stats.get("indices") or ()), default=0)
+    return 0
+
+
+def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Callable[[set], bool], what: str,
+                  expected_rows: int | None = None) -> None:
+    """Create the missing scalar indexes of ``table``, fold new rows into every index and prune old
+    versions; (re)build the ANN index once the table is large enough and ``ann_due(existing)`` says so,
+    with its partitions sized for ``expected_rows`` where the writer knows the table will grow to that."""
+    from lancedb.index import IvfPq
+
+    try:
+        have = {tuple(ix.columns) for ix in table.list_indices()}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for column, config in scalar:
+                if (column,) not in have:
+                    table.create_index(column, config=config)
+            fold(table)
+            rows = table.count_rows()
+            if rows >= ANN_MIN_ROWS and ann_due(have):
+                partitions = max(1, min(max(rows, expected_rows or 0) // PARTITION_ROWS, rows // IVF_SAMPLE_RATE))
+                log.info("building the ANN index over %d rows (%d partitions)", rows, partitions)
+                # what the compaction freed goes back before the build allocates its own, and what the
+                # build freed before the prune after it (docs/scaling.md, seventh round)
+                give_back()
+                table.create_index("vector", config=IvfPq(distance_type="cosine", num_partitions=partitions,
+                                                                 sample_rate=IVF_SAMPLE_RATE), replace=True)
+                give_back()
+                fold(table)
+    except Exception as exc:
+        raise StoreError(f"{what} indexing failed: {exc}") from exc
