@@ -7,6 +7,7 @@ the table outgrows its partitions. What it writes is found either way."""
 from __future__ import annotations
 
 import random
+from datetime import timedelta
 
 from memtools.embed.testing import TestEmbedder
 from memtools.importers import bulk
@@ -126,3 +127,22 @@ def test_compaction_leaves_fragments_that_reached_their_target(tmp_path, monkeyp
         videos = captioned(40)
         found = MemoryTools(memory).search_nodes(videos[5].captions[2].text)
         assert found.hits and found.hits[0].video_id == videos[5].video_id
+
+
+def test_without_pylance_lancedb_folds_and_the_vector_index_is_rebuilt_past_its_segments(tmp_path, monkeypatch):
+    """The base install (no ``memtools[bulk]``): lancedb's ``optimize()`` folds, each fold may add a
+    vector-index segment, and one past ``ANN_MAX_SEGMENTS`` has it rebuilt."""
+    monkeypatch.setattr(lance_fold, "has_pylance", lambda: False)
+    monkeypatch.setattr(lance_fold, "KEEP_VERSIONS_FOR", timedelta(0))
+    monkeypatch.setattr(lance_fold, "ANN_MIN_ROWS", 300)
+    monkeypatch.setattr(bulk, "INDEX_EVERY_NODES", 150)
+    builds, folds = watch_builds(monkeypatch)
+    videos = captioned(60)
+    with Memory.create(tmp_path / "memory", TestEmbedder(32)) as memory:
+        bulk.bulk_write(memory, (graph_from_captions(v) for v in videos), batch_size=5, show_progress=False)
+        table = memory.vectors.nodes()
+        assert builds and len(folds) > 3
+        assert vector_index(table).num_segments <= lance_fold.ANN_MAX_SEGMENTS
+        assert len(table.list_versions()) <= 3  # old versions pruned
+        found = MemoryTools(memory).search_nodes(videos[-1].captions[3].text)
+        assert found.hits and found.hits[0].video_id == videos[-1].video_id

@@ -5,7 +5,8 @@ do not cover yet. lancedb's ``optimize()`` folds them in, but with lance's defau
 merges every fragment under 1M rows, so a fold rewrites the whole table until it reaches that size,
 and its cost grows with the table (+628 MiB at 600k rows in a 50 MB caption import, docs/scaling.md,
 eighth round). Here the same three steps run through lance's own Python package (``pylance``,
-whose options lancedb does not pass through):
+``memtools[bulk]``, whose options lancedb does not pass through; without it, through lancedb's
+``optimize()`` as before, and the vector index is then rebuilt past ``ANN_MAX_SEGMENTS``):
 
 * **compaction** with a fragment target of ``FRAGMENT_ROWS``: fragments that reached it are left
   alone, so a fold rewrites only what was written since the last one;
@@ -23,6 +24,8 @@ like every build, but it comes at 4x, 16x... the rows it was sized for.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import logging
 import os
 import warnings
@@ -35,7 +38,7 @@ from memtools.heap import give_back
 log = logging.getLogger(__name__)
 
 ANN_MIN_ROWS = 50_000      # below this, exact search is fast enough (benchmarks/tool_latency.py)
-ANN_MAX_SEGMENTS = 4       # an index of more segments (made by memtools < 0.8's folds) is rebuilt
+ANN_MAX_SEGMENTS = 4       # an index in more segments is rebuilt (lancedb's optimize() adds one a fold)
 PARTITION_ROWS = 8192      # rows an IVF partition is sized for (lance's default, rows / 8192)
 IVF_SAMPLE_RATE = 256      # rows sampled a partition to train it (lance's default): lance makes no more
                            # partitions than the rows hold samples for
@@ -45,9 +48,18 @@ COMPACTION_THREADS = 1     # one fragment written at a time (each thread holds i
 KEEP_VERSIONS_FOR = timedelta(minutes=1)  # readers re-check the manifest before every search
 
 
+@functools.cache
+def has_pylance() -> bool:
+    """Whether lance's own package (``memtools[bulk]``) is installed."""
+    return importlib.util.find_spec("lance") is not None
+
+
 def fold(table) -> None:
     """Compact ``table``'s new fragments, take its new rows into every index, prune old versions;
     ``table`` (a lancedb table) then reads the newest version."""
+    if not has_pylance():
+        table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)  # compacts to 1M-row fragments: grows with the table
+        return
     dataset = table.to_lance()
     dataset.optimize.compact_files(target_rows_per_fragment=FRAGMENT_ROWS, num_threads=COMPACTION_THREADS)
     dataset = dataset.checkout_version(dataset.latest_version)
@@ -73,7 +85,10 @@ def vector_index_outgrown(table) -> bool:
 
 
 def vector_partitions(table) -> int:
-    """The IVF partitions of ``table``'s vector index (its largest segment's); 0 without one."""
+    """The IVF partitions of ``table``'s vector index (its largest segment's); 0 without one, or
+    without pylance to read them."""
+    if not has_pylance():
+        return 0
     for index in table.list_indices():
         if tuple(index.columns) == ("vector",):
             os.environ.setdefault("LANCE_INCLUDE_VECTOR_CENTROIDS", "false")  # stats without the centroids
