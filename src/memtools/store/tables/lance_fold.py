@@ -79,6 +79,8 @@ def vector_index_outgrown(table) -> bool:
         if tuple(index.columns) == ("vector",):
             if int(getattr(index, "num_segments", 1) or 1) > ANN_MAX_SEGMENTS:
                 return True
+            if table.count_rows() < RETRAIN_GROWTH * PARTITION_ROWS:
+                return False  # too few rows to outgrow even one partition: no stats read
             partitions = vector_partitions(table)
             return partitions > 0 and table.count_rows() >= RETRAIN_GROWTH * PARTITION_ROWS * partitions
     return False
