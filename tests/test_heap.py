@@ -73,7 +73,7 @@ def test_a_vector_index_build_gives_back_what_the_steps_around_it_freed(tmp_path
     calls: list[str] = []
     real_fold = lance_fold.fold
     monkeypatch.setattr(lance_fold, "give_back", lambda: calls.append("give back"))
-    monkeypatch.setattr(lance_fold, "fold", lambda table: (calls.append("fold"), real_fold(table)))
+    monkeypatch.setattr(lance_fold, "fold", lambda table, **kw: (calls.append("fold"), real_fold(table, **kw)))
     monkeypatch.setattr(lance_fold, "ANN_MIN_ROWS", 10)  # the kitchen video's rows are enough for a build
     with Memory.create(tmp_path / "m", TestEmbedder(16)) as memory:
         memory.write_videos([kitchen_graph()], index=False)
@@ -88,3 +88,7 @@ def test_a_vector_index_build_gives_back_what_the_steps_around_it_freed(tmp_path
         calls.clear()
         memory.finish_indexes()  # nothing new: no build due, nothing given back
         assert "give back" not in calls and "index vector" not in calls
+        calls.clear()
+        memory.write_videos([kitchen_graph("v2")], index=False)
+        memory.finish_indexes(release=True)  # a bulk import's fold: the compaction's freed memory goes back
+        assert calls[:2] == ["fold", "give back"] and "index vector" not in calls

@@ -33,26 +33,23 @@ partitions: list[int] = []  # the vector index's partitions after each build wat
 
 def watch_builds(monkeypatch) -> tuple[list[int], list[int]]:
     """(rows at each vector-index build, rows at each fold) of the nodes table, from here on."""
-    from lancedb.table import LanceTable
-
     builds: list[int] = []
     folds: list[int] = []
     partitions.clear()
-    real_create, real_finish = LanceTable.create_index, vectors.LanceIndex.finish_write
+    real_create, real_finish = lance_fold.create_vector_index, vectors.LanceIndex.finish_write
 
-    def create_index(table, column, *args, **kwargs):
-        out = real_create(table, column, *args, **kwargs)
-        if column == "vector" and table.name == "nodes":
+    def create_vector_index(table, *args, **kwargs):
+        real_create(table, *args, **kwargs)
+        if table.name == "nodes":
             builds.append(table.count_rows())
             partitions.append(lance_fold.vector_partitions(table))
-        return out
 
     def finish_write(index, *args, **kwargs):
         real_finish(index, *args, **kwargs)
         table = index.nodes()
         folds.append(table.count_rows() if table is not None else 0)
 
-    monkeypatch.setattr(LanceTable, "create_index", create_index)
+    monkeypatch.setattr(lance_fold, "create_vector_index", create_vector_index)
     monkeypatch.setattr(vectors.LanceIndex, "finish_write", finish_write)
     return builds, folds
 
@@ -62,16 +59,28 @@ def vector_index(table):
 
 
 def test_the_ann_index_is_trained_once_and_later_folds_add_to_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(lance_fold, "ANN_MIN_ROWS", 300)  # a small table gets an IVF-PQ index
+    from lance.indices import IndicesBuilder
+
+    monkeypatch.setattr(lance_fold, "ANN_MIN_ROWS", 600)  # a small table gets an IVF-PQ index
     monkeypatch.setattr(bulk, "INDEX_EVERY_NODES", 150)   # and the import folds many times
     builds, folds = watch_builds(monkeypatch)
+    pq_samples: list[int] = []
+    real_train_pq = IndicesBuilder.train_pq
+
+    def train_pq(builder, ivf, *args, sample_rate, **kwargs):
+        pq_samples.append(sample_rate)
+        return real_train_pq(builder, ivf, *args, sample_rate=sample_rate, **kwargs)
+
+    monkeypatch.setattr(IndicesBuilder, "train_pq", train_pq)
     videos = captioned(60)
     with Memory.create(tmp_path / "memory", TestEmbedder(32)) as memory:
         bulk.bulk_write(memory, (graph_from_captions(v) for v in videos), batch_size=5, show_progress=False)
         table = memory.vectors.nodes()
         rows = table.count_rows()
-        first = next(n for n in folds if n >= 300)
+        first = next(n for n in folds if n >= 600)
+        assert folds[1] == first  # after the first batch's, the first fold comes at ANN_MIN_ROWS nodes
         assert len(builds) == 1 and builds[0] == first < rows  # trained at the first fold past ANN_MIN_ROWS
+        assert pq_samples == [first // 256]  # the codebook trained on a sample, not lance's 256 rows a centroid
         index = vector_index(table)
         assert index.num_segments == 1 and index.num_indexed_rows == rows and index.num_unindexed_rows == 0
         found = MemoryTools(memory).search_nodes(videos[-1].captions[3].text)

@@ -30,6 +30,7 @@ from memtools.costs import Tally, record
 from memtools.schema import VideoGraph
 from memtools.store import Memory
 from memtools.store.faults import fault_point
+from memtools.store.tables import lance_fold
 from memtools.store.writes.batch import INDEX_EVERY_NODES
 
 LEDGER_DIR = ".imports"
@@ -106,18 +107,21 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
     counts = {"written": 0, "skipped": 0, "captions": 0}
     before = _embedding_usage(memory)
 
-    pending = {"nodes": 0, "indexed": False}
+    pending = {"nodes": 0, "indexed": False, "folds": 0}
 
     def flush(batch: list[VideoGraph]) -> None:
-        # the first batch builds the indexes; later ones are folded in every INDEX_EVERY_NODES and at the
-        # end (the vector index is trained at the first fold past ANN_MIN_ROWS; later folds add to it)
+        # the first batch builds the indexes; new rows are folded in once ANN_MIN_ROWS nodes are written,
+        # then every INDEX_EVERY_NODES and at the end. The vector index is trained at the first fold past
+        # ANN_MIN_ROWS rows and later folds add to it: the earlier that fold, the fewer rows the
+        # training assigns and shuffles (its memory follows them; docs/scaling.md, ninth round)
         memory.write_videos(batch, batch_size=len(batch), embed_cache=cache, index=not pending["indexed"])
         pending["indexed"] = True
         pending["nodes"] += sum(len(g.entities) + len(g.events) + len(g.ocr) + len(g.macros) for g in batch)
-        if pending["nodes"] >= INDEX_EVERY_NODES:
+        if pending["nodes"] >= (INDEX_EVERY_NODES if pending["folds"] else lance_fold.ANN_MIN_ROWS):
             done = counts["written"] + counts["skipped"] + len(batch)
             memory.finish_indexes(release=True, share_written=done / total if total else None)
             pending["nodes"] = 0
+            pending["folds"] += 1
         fault_point("batch-landed")
         if ledger:
             ledger.add([g.video_id for g in batch])

@@ -9,7 +9,8 @@ eighth round). Here the same three steps run through lance's own Python package 
 ``optimize()`` as before, and the vector index is then rebuilt past ``ANN_MAX_SEGMENTS``):
 
 * **compaction** with a fragment target of ``FRAGMENT_ROWS``: fragments that reached it are left
-  alone, so a fold rewrites only what was written since the last one;
+  alone, so a fold rewrites only what was written since the last one, and it copies their pages
+  rather than decoding and encoding them again (``COMPACTION_MODE``);
 * **the indexes** take the new rows into their newest segment (``num_indices_to_merge=1``); the
   vector index assigns them to the partitions it was trained with, so one IVF-PQ segment holds the
   table and no full rebuild is needed to keep it whole;
@@ -17,7 +18,8 @@ eighth round). Here the same three steps run through lance's own Python package 
 
 A vector index is trained once (``build_indexes``), when the table passes ``ANN_MIN_ROWS``, with
 a partition for every ``PARTITION_ROWS`` rows (lance's own rule) of the rows it holds or, in a bulk
-import, of the rows the whole import will hold (``expected_rows``). It is trained again only once
+import, of the rows the whole import will hold (``expected_rows``); with pylance, its product
+quantizer on a smaller sample than lance's default (``PQ_SAMPLE_RATE``). It is trained again only once
 its partitions hold ``RETRAIN_GROWTH`` times that on average: such a rebuild reads the whole table,
 like every build, but it comes at 4x, 16x... the rows it was sized for.
 """
@@ -42,9 +44,13 @@ ANN_MAX_SEGMENTS = 4       # an index in more segments is rebuilt (lancedb's opt
 PARTITION_ROWS = 8192      # rows an IVF partition is sized for (lance's default, rows / 8192)
 IVF_SAMPLE_RATE = 256      # rows sampled a partition to train it (lance's default): lance makes no more
                            # partitions than the rows hold samples for
+PQ_SAMPLE_RATE = 64        # rows sampled a PQ centroid to train the codebook (lance's 256 held +365 MiB
+                           # over 66k rows of which it sampled all; 64: +85 MiB, docs/scaling.md, ninth round)
 RETRAIN_GROWTH = 4         # the vector index is trained again once its partitions hold 4x that
 FRAGMENT_ROWS = 200_000    # compaction's target: a fold rewrites at most about this many rows
 COMPACTION_THREADS = 1     # one fragment written at a time (each thread holds its own batches)
+COMPACTION_MODE = "try_binary_copy"  # pages copied as written, not decoded and encoded again (lance
+                           # falls back to that where it must): 133k rows +41 MiB in 0.6 s, against +233 in 1.6 s
 KEEP_VERSIONS_FOR = timedelta(minutes=1)  # readers re-check the manifest before every search
 
 
@@ -54,16 +60,21 @@ def has_pylance() -> bool:
     return importlib.util.find_spec("lance") is not None
 
 
-def fold(table) -> None:
+def fold(table, *, release: bool = False) -> None:
     """Compact ``table``'s new fragments, take its new rows into every index, prune old versions;
-    ``table`` (a lancedb table) then reads the newest version."""
+    ``table`` (a lancedb table) then reads the newest version. ``release`` (a bulk import's fold,
+    thousands of rows): what the compaction freed goes back to the system before the indexes
+    allocate their own (``memtools.heap``; a small write's fold does not pay for it)."""
     if not has_pylance():
         table.optimize(cleanup_older_than=KEEP_VERSIONS_FOR)  # compacts to 1M-row fragments: grows with the table
         return
     dataset = table.to_lance()
-    dataset.optimize.compact_files(target_rows_per_fragment=FRAGMENT_ROWS, num_threads=COMPACTION_THREADS)
+    dataset.optimize.compact_files(target_rows_per_fragment=FRAGMENT_ROWS, num_threads=COMPACTION_THREADS,
+                                   compaction_mode=COMPACTION_MODE)
     dataset = dataset.checkout_version(dataset.latest_version)
     if dataset.list_indices():
+        if release:
+            give_back()
         dataset.optimize.optimize_indices(num_indices_to_merge=1)
         dataset = dataset.checkout_version(dataset.latest_version)
     dataset.cleanup_old_versions(older_than=KEEP_VERSIONS_FOR)
@@ -100,12 +111,11 @@ def vector_partitions(table) -> int:
 
 
 def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Callable[[set], bool], what: str,
-                  expected_rows: int | None = None) -> None:
+                  expected_rows: int | None = None, release: bool = False) -> None:
     """Create the missing scalar indexes of ``table``, fold new rows into every index and prune old
-    versions; (re)build the ANN index once the table is large enough and ``ann_due(existing)`` says so,
-    with its partitions sized for ``expected_rows`` where the writer knows the table will grow to that."""
-    from lancedb.index import IvfPq
-
+    versions (``release``: see ``fold``); (re)build the ANN index once the table is large enough and
+    ``ann_due(existing)`` says so, with its partitions sized for ``expected_rows`` where the writer
+    knows the table will grow to that."""
     try:
         have = {tuple(ix.columns) for ix in table.list_indices()}
         with warnings.catch_warnings():
@@ -113,7 +123,7 @@ def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Calla
             for column, config in scalar:
                 if (column,) not in have:
                     table.create_index(column, config=config)
-            fold(table)
+            fold(table, release=release)
             rows = table.count_rows()
             if rows >= ANN_MIN_ROWS and ann_due(have):
                 partitions = max(1, min(max(rows, expected_rows or 0) // PARTITION_ROWS, rows // IVF_SAMPLE_RATE))
@@ -121,9 +131,34 @@ def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Calla
                 # what the compaction freed goes back before the build allocates its own, and what the
                 # build freed before the prune after it (docs/scaling.md, seventh round)
                 give_back()
-                table.create_index("vector", config=IvfPq(distance_type="cosine", num_partitions=partitions,
-                                                                 sample_rate=IVF_SAMPLE_RATE), replace=True)
+                create_vector_index(table, partitions)
                 give_back()
-                fold(table)
+                fold(table, release=release)
     except Exception as exc:
         raise StoreError(f"{what} indexing failed: {exc}") from exc
+
+
+def create_vector_index(table, partitions: int) -> None:
+    """Train ``table``'s IVF-PQ index (cosine) with ``partitions`` partitions. With pylance, in lance's
+    three steps, so that the product quantizer is trained on ``PQ_SAMPLE_RATE`` rows a centroid
+    rather than lance's 256 (every row of a table trained near ``ANN_MIN_ROWS``): the IVF centroids,
+    the PQ codebook, then the index from both. A table too small for that sample (or no pylance):
+    lancedb's ``create_index``, which samples what there is."""
+    from lancedb.index import IvfPq
+
+    pq_rate = min(PQ_SAMPLE_RATE, table.count_rows() // 256)  # 8-bit PQ: 256 centroids, pq_rate rows each
+    if not has_pylance() or pq_rate < 2:
+        table.create_index("vector", config=IvfPq(distance_type="cosine", num_partitions=partitions,
+                                                         sample_rate=IVF_SAMPLE_RATE), replace=True)
+        return
+    from lance.indices import IndicesBuilder
+
+    dataset = table.to_lance()
+    builder = IndicesBuilder(dataset, "vector")
+    ivf = builder.train_ivf(partitions, distance_type="cosine", sample_rate=IVF_SAMPLE_RATE)
+    pq = builder.train_pq(ivf, sample_rate=pq_rate)  # lance's subvectors: dim / 16 (or / 8)
+    dataset.create_index("vector", "IVF_PQ", metric="cosine", num_partitions=partitions,
+                         ivf_centroids=ivf.centroids, pq_codebook=pq.codebook, num_sub_vectors=pq.num_subvectors,
+                         replace=True)
+    del dataset, builder
+    table.checkout_latest()

@@ -160,10 +160,11 @@ class LanceIndex(ResidentSearch):
         except Exception as exc:
             raise StoreError(f"could not roll the vector store back to version {version}: {exc}") from exc
 
-    def finish_write(self, *, share_written: float | None = None) -> None:
+    def finish_write(self, *, share_written: float | None = None, release: bool = False) -> None:
         """Build missing indexes, fold new rows into them, and prune old versions
         (``memtools.store.tables.lance_fold``); ``share_written``: the share of a bulk import written
-        so far, so that a vector index built now is sized for the rows the import ends with."""
+        so far, so that a vector index built now is sized for the rows the import ends with;
+        ``release``: a bulk import's fold (``lance_fold.fold``)."""
         from lancedb.index import FTS, Bitmap, BTree
 
         table = self.nodes()
@@ -176,7 +177,7 @@ class LanceIndex(ResidentSearch):
         build_indexes(table, [("text", FTS(with_position=False, stem=True, remove_stop_words=True)),
                               ("video_id", Bitmap()), ("kind", Bitmap()), ("t_start", BTree()), ("t_end", BTree())],
                       ann_due=lambda have: ("vector",) not in have or vector_index_outgrown(table),
-                      what="vector store", expected_rows=expected_rows)
+                      what="vector store", expected_rows=expected_rows, release=release)
 
     @staticmethod
     def _vector_segments(table) -> int:
