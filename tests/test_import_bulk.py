@@ -132,3 +132,30 @@ def test_kill_9_mid_import_then_rerun_gives_the_complete_memory(tmp_path):
         assert len(memory.video_ids()) == 40
         assert memory.vectors.count() == 40 * (1 + 1 + 1 + 3)  # no row twice
     assert tool_outputs(memory_path) == tool_outputs(straight)
+
+
+def test_a_bulk_import_embeds_each_distinct_text_of_a_batch_once_and_keeps_no_vectors_between_batches(tmp_path):
+    """Captions repeat inside a video (micro-event, macro summary) and here across videos too: each
+    batch embeds its distinct texts once; the next batch embeds what it needs again (texts shared by
+    videos are rare in real captions, and vectors kept for them held ~100 MiB of a large import)."""
+    from memtools.embed.testing import TestEmbedder
+    from memtools.importers.bulk import bulk_write
+
+    class Counting(TestEmbedder):
+        def __init__(self) -> None:
+            super().__init__(32)
+            self.calls: list[list[str]] = []
+
+        def embed_documents(self, texts):
+            self.calls.append(list(texts))
+            return super().embed_documents(texts)
+
+    source = dense_captions(tmp_path / "captions.json", 8)
+    embedder = Counting()
+    with Memory.create(tmp_path / "memory", embedder) as memory:
+        bulk_write(memory, graphs_from_files([source]), batch_size=4, show_progress=False)
+        assert memory.manifest.video_totals().ready == 8
+    texts = [t for call in embedder.calls for t in call]
+    assert all(len(set(call)) == len(call) for call in embedder.calls)
+    # clip000's first caption, and clip006's and clip007's in the second batch: embedded once in each
+    assert texts.count("The cook chops the onions") == 2

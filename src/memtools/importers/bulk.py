@@ -4,8 +4,10 @@
 
 * many videos per atomic step (``Memory.write_videos``: one kuzu transaction and one lance
   append per batch, indexes folded in once per batch rather than once per video);
-* every text is embedded once for the whole import, in large length-sorted calls (captions
-  repeat across a video's micro-event, macro summary and super description);
+* every distinct text of a batch is embedded once, in large length-sorted calls (captions repeat
+  across a video's micro-event, macro summary and super description). No vectors are kept from
+  one batch to the next: texts that repeat across videos are rare (30 of 24,125 in ActivityNet's
+  val_1), and such a cache held ~100 MiB of a 50 MB import's peak (docs/scaling.md, tenth round);
 * resumable: an import keeps a ledger ``work/.imports/<key>.jsonl`` of the videos it has
   landed (``key`` names the source files and settings). A killed import leaves that ledger;
   running the same import again skips the videos it lists — each landed in one atomic step,
@@ -103,7 +105,6 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
     if total is None and isinstance(graphs, Sized):
         total = len(graphs)
     bar = _bar(total, show_progress, stream or sys.stderr)
-    cache: dict[str, object] = {}
     counts = {"written": 0, "skipped": 0, "captions": 0}
     before = _embedding_usage(memory)
 
@@ -114,7 +115,7 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
         # then every INDEX_EVERY_NODES and at the end. The vector index is trained at the first fold past
         # ANN_MIN_ROWS rows and later folds add to it: the earlier that fold, the fewer rows the
         # training assigns and shuffles (its memory follows them; docs/scaling.md, ninth round)
-        memory.write_videos(batch, batch_size=len(batch), embed_cache=cache, index=not pending["indexed"])
+        memory.write_videos(batch, batch_size=len(batch), index=not pending["indexed"])
         pending["indexed"] = True
         pending["nodes"] += sum(len(g.entities) + len(g.events) + len(g.ocr) + len(g.macros) for g in batch)
         if pending["nodes"] >= (INDEX_EVERY_NODES if pending["folds"] else lance_fold.ANN_MIN_ROWS):
@@ -149,7 +150,6 @@ def bulk_write(memory: Memory, graphs: Iterable[VideoGraph], *, key: str | None 
                 batch = []
         if batch:
             flush(batch)
-        cache.clear()  # the vectors are written; the last fold may use the memory
         if pending["nodes"]:
             memory.finish_indexes(release=True)
     finally:

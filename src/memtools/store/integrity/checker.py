@@ -215,14 +215,19 @@ def _some(items: list[str]) -> str:
     return shown + (f" and {len(items) - EXAMPLES} more" if len(items) > EXAMPLES else "")
 
 
+def writer_leftovers(path: Path, graph_name: str) -> list[str]:
+    """The files a killed writer leaves (``pending_recovery``), whoever holds the lock now."""
+    return [name for name in (JOURNAL_FILE, graph_name + ".shadow", graph_name + ".wal", graph_name + ".wal.checkpoint")
+            if (path / name).exists()]
+
+
 def pending_recovery(path: Path, graph_name: str) -> list[str]:
     """What a killed writer left for the next writer to finish: its journal, or the graph engine's
     shadow pages or write-ahead log (a commit or its checkpoint cut short: a read-only open cannot
     replay the first, nor ladybug's log when the kill left it empty, nor the log ladybug set aside as
     ``.wal.checkpoint`` while checkpointing it; a clean close leaves none of them). Empty
     when nothing is left, or when a writer holds the lock (it is at work and finishes its own)."""
-    left = [name for name in (JOURNAL_FILE, graph_name + ".shadow", graph_name + ".wal", graph_name + ".wal.checkpoint")
-            if (path / name).exists()]
+    left = writer_leftovers(path, graph_name)
     if not left:
         return []
     try:

@@ -166,7 +166,7 @@ class MemoryWrites(WriterLock, VideoWrites):
         the system (``memtools.heap``), so the next fold starts from less."""
         if release:
             give_back()
-        with self._writing() as _:
+        with self._tables_writing():
             self._vectors.finish_write(share_written=share_written, release=release)
             self._entities.finish_write()
             if self.keyframes is not None:

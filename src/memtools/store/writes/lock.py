@@ -113,6 +113,22 @@ class WriterLock:
                 handle.close()
 
     @contextlib.contextmanager
+    def _tables_writing(self) -> Iterator[None]:
+        """Exclusive write access for a step that changes only the lance tables' files and indexes and
+        the manifest's table versions (a fold, ``finish_indexes``): the process lock and the guard, the
+        graph left closed (opening a large one read-write holds ~70 MiB: docs/scaling.md, tenth round).
+        When a killed writer left anything behind, the whole of ``_writing`` runs instead: its recovery
+        restores lance versions that a fold's prune would otherwise remove."""
+        with self._process_lock():
+            if integrity.writer_leftovers(self.path, self.graph_file.name):
+                with self._writing():
+                    yield
+                return
+            self.manifest = read_manifest(self.path)
+            integrity.guard(cast("MemoryParts", self), writing=True)
+            yield
+
+    @contextlib.contextmanager
     def _writing(self, *, guard: bool = True) -> Iterator[GraphStore]:
         """Exclusive write access: process lock, intent file, graph opened read-write.
         Refuses (``MemoryDamaged``) on a damaged memory unless ``guard=False`` (repair)."""
