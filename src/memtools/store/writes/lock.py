@@ -21,7 +21,7 @@ from memtools.store.file_lock import try_lock, unlock
 from memtools.store.graph.cypher import writer_pool_mb
 from memtools.store.integrity import checker as integrity
 from memtools.store.integrity.checker import INTENT_FILE, LOCK_FILE
-from memtools.store.writes import recovery
+from memtools.store.writes import frame_swap, recovery
 
 if TYPE_CHECKING:
     from memtools.store.base import GraphEngine, GraphStore
@@ -120,13 +120,22 @@ class WriterLock:
         When a killed writer left anything behind, the whole of ``_writing`` runs instead: its recovery
         restores lance versions that a fold's prune would otherwise remove."""
         with self._process_lock():
-            if integrity.writer_leftovers(self.path, self.graph_file.name):
+            if self._left_by_a_killed_writer():
                 with self._writing():
                     yield
                 return
             self.manifest = read_manifest(self.path)
             integrity.guard(cast("MemoryParts", self), writing=True)
             yield
+
+    def _left_by_a_killed_writer(self) -> bool:
+        """With the lock held: whether anything a killed writer leaves is here (its journal or the
+        engine's log, a stale intent file, a journal or manifest cut short, keyframe folders mid-swap),
+        which only ``_writing``'s recovery clears."""
+        path = self.path
+        return bool(integrity.writer_leftovers(path, self.graph_file.name) or (path / INTENT_FILE).exists()
+                    or (path / (recovery.JOURNAL + ".tmp")).exists() or any(path.glob(integrity.TEMP_GLOB))
+                    or (path / frame_swap.SWAP).exists())
 
     @contextlib.contextmanager
     def _writing(self, *, guard: bool = True) -> Iterator[GraphStore]:
