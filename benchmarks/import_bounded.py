@@ -79,6 +79,7 @@ def main() -> None:
             run = _import(source, work / "memory", src, videos, args.batch_size)
             rows.append([name, f"{source.stat().st_size / 1e6:.1f} MB", f"{videos:,}", f"{captions:,}",
                          f"{run['seconds']:.0f}", f"{captions / run['seconds']:,.0f}", f"{run['peak']:,.0f} MiB",
+                         f"{run['anon']:,.0f} MiB",
                          run["peak_at"], f"{run['size']:,.0f} MB", run["check"]])
             first, last = run["rates"]
             rates.append([name, f"{first:,.0f}", f"{last:,.0f}", f"{last / first:.2f}" if first else "n/a",
@@ -86,7 +87,8 @@ def main() -> None:
             print(f"{name}: {rows[-1]} {rates[-1]}", flush=True)
     print(f"\n## Bounded caption import ({load_average()}; CPU {cpu_model()})\n")
     print(markdown_table(
-        ["version", "file", "videos", "captions", "import s", "captions/s", "peak RSS", "peak at (videos written)",
+        ["version", "file", "videos", "captions", "import s", "captions/s", "peak RSS", "anonymous (sampled)",
+         "peak at (videos written)",
          "memory on disk", "memtools check"], rows))
     print("\nThroughput by part of the import (videos/s, from the progress bar's 1 s updates):\n")
     print(markdown_table(["version", "first 10% of videos", "last 10% of videos", "last / first", "open the memory"],
@@ -110,7 +112,7 @@ def _import(source: Path, memory: Path, src: str, videos: int, batch_size: int |
     marks: list[tuple[float, int]] = []  # (seconds since the start, videos written) from the progress bar
     reader = threading.Thread(target=_progress, args=(child.stderr, started, marks, videos), daemon=True)
     reader.start()
-    samples: list[tuple[float, int]] = []  # (seconds since the start, RSS in KiB)
+    samples: list[tuple[float, int, int]] = []  # (seconds since the start, peak RSS, anonymous RSS in KiB)
     sampler = threading.Thread(target=_sample_rss, args=(child, started, samples), daemon=True)
     sampler.start()
     out = child.stdout.read().decode(errors="replace") if child.stdout else ""
@@ -121,19 +123,22 @@ def _import(source: Path, memory: Path, src: str, videos: int, batch_size: int |
     if code:
         sys.exit(f"import failed ({code}): {out[-2000:]}")
     # the child's own peak (wait4's rusage), not the largest of all children so far
-    peak = max((kib for _, kib in samples), default=0) / 1024
+    peak = max((kib for _, kib, _ in samples), default=0) / 1024
+    anon = max((kib for _, _, kib in samples), default=0) / 1024
     at = max(samples, key=lambda s: s[1])[0] if samples else 0.0
     done = max((n for t, n in marks if t <= at), default=0)
     peak_at = "at the end (final indexes)" if done >= videos else f"{done:,} ({done / max(videos, 1):.0%})"
     check = subprocess.run([str(memtools), "check", "--memory", str(memory)], capture_output=True, text=True, env=env)
-    return {"seconds": seconds, "peak": peak, "peak_at": peak_at, "rates": _rates(marks, videos),
+    return {"seconds": seconds, "peak": peak, "anon": anon, "peak_at": peak_at, "rates": _rates(marks, videos),
             "open_ms": _open_ms(memory, env),
             "size": sum(f.stat().st_size for f in memory.rglob("*") if f.is_file()) / 1e6,
             "check": "clean" if check.returncode == 0 else "DAMAGED"}
 
 
-def _sample_rss(child: subprocess.Popen, started: float, samples: list[tuple[float, int]]) -> None:
-    """The child's resident set (``VmRSS``) every 50 ms until it exits; ``VmHWM`` (its peak) last."""
+def _sample_rss(child: subprocess.Popen, started: float, samples: list[tuple[float, int, int]]) -> None:
+    """The child's peak resident set (``VmHWM``) and its anonymous part now (``RssAnon``: the heap and
+    other private memory, without the shared libraries' code pages, which the kernel can drop and read
+    again) every 50 ms until it exits."""
     status = Path(f"/proc/{child.pid}/status")
     while child.poll() is None:
         try:
@@ -141,7 +146,7 @@ def _sample_rss(child: subprocess.Popen, started: float, samples: list[tuple[flo
         except OSError:
             break
         kib = int(fields.get("VmHWM", fields.get("VmRSS", "0 kB")).split()[0])
-        samples.append((time.perf_counter() - started, kib))
+        samples.append((time.perf_counter() - started, kib, int(fields.get("RssAnon", "0 kB").split()[0])))
         time.sleep(0.05)
 
 

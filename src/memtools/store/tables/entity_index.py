@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from memtools.errors import StoreError
 from memtools.store.tables.lance_filter import quote, table_at
-from memtools.store.tables.lance_fold import fold
+from memtools.store.tables.lance_fold import bitmaps_to_rebuild, fold, rebuild_as_btree
 from memtools.store.tables.vectors import LanceIndex
 
 TABLE = "entities"
@@ -147,10 +147,12 @@ class EntityIndex:
         if table is None or table.count_rows() == 0:
             return
         try:
-            from lancedb.index import Bitmap
+            from lancedb.index import BTree
 
-            if ("video_id",) not in {tuple(ix.columns) for ix in table.list_indices()}:
-                table.create_index("video_id", config=Bitmap())
+            indexes, scalar = table.list_indices(), [("video_id", BTree())]  # one value a video: see lance_fold
+            if ("video_id",) not in {tuple(ix.columns) for ix in indexes}:
+                table.create_index("video_id", config=scalar[0][1])
+            rebuild_as_btree(table, bitmaps_to_rebuild(indexes, scalar))
             fold(table)  # compaction bounded, the index updated, old versions pruned
         except Exception as exc:
             raise StoreError(f"{self.name} table indexing failed: {exc}") from exc

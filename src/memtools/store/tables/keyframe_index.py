@@ -70,13 +70,13 @@ class KeyframeIndex(EntityIndex):
         return keyframes_schema(self.dim)
 
     def finish_write(self) -> None:
-        from lancedb.index import Bitmap, BTree
+        from lancedb.index import BTree
 
         table = self.table()
         self._ann = None
         if table is None or table.count_rows() == 0:
             return
-        build_indexes(table, [("video_id", Bitmap()), ("t", BTree()), ("id", BTree())],
+        build_indexes(table, [("video_id", BTree()), ("t", BTree()), ("id", BTree())],  # one value a video: a BTree
                       ann_due=lambda have: ("vector",) not in have, what="keyframes table")
 
     # --- reads --------------------------------------------------------------------------

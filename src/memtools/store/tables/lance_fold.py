@@ -11,6 +11,9 @@ eighth round). Here the same three steps run through lance's own Python package 
 * **compaction** with a fragment target of ``FRAGMENT_ROWS``: fragments that reached it are left
   alone, so a fold rewrites only what was written since the last one, and it copies their pages
   rather than decoding and encoding them again (``COMPACTION_MODE``);
+* **the scalar indexes** on a column with one value a video (``video_id``) are BTrees: a Bitmap keeps
+  one bitmap a value, and folding new rows into it rewrote all of them (14 s a fold at 100,000 videos,
+  against 0.1 s for the BTree; tables made before keep their Bitmap index, which still answers);
 * **the indexes** take the new rows into their newest segment (``num_indices_to_merge=1``); the
   vector index assigns them to the partitions it was trained with, so one IVF-PQ segment holds the
   table and no full rebuild is needed to keep it whole;
@@ -47,7 +50,10 @@ IVF_SAMPLE_RATE = 256      # rows sampled a partition to train it (lance's defau
 PQ_SAMPLE_RATE = 64        # rows sampled a PQ centroid to train the codebook (lance's 256 held +365 MiB
                            # over 66k rows of which it sampled all; 64: +85 MiB, docs/scaling.md, ninth round)
 RETRAIN_GROWTH = 4         # the vector index is trained again once its partitions hold 4x that
-FRAGMENT_ROWS = 200_000    # compaction's target: a fold rewrites at most about this many rows
+FRAGMENT_ROWS = 50_000     # compaction's target: a bulk import's fold (INDEX_EVERY_NODES new rows) makes one
+                           # fragment that later folds leave alone; at 200,000 each fold rewrote the partial
+                           # fragment too: +270-289 MiB and 17-22 s a fold at 900k rows, against +35 MiB and
+                           # 0.15 s (docs/scaling.md, eleventh round)
 COMPACTION_THREADS = 1     # one fragment written at a time (each thread holds its own batches)
 COMPACTION_MODE = "try_binary_copy"  # pages copied as written, not decoded and encoded again (lance
                            # falls back to that where it must): 133k rows +41 MiB in 0.6 s, against +233 in 1.6 s
@@ -110,6 +116,30 @@ def vector_partitions(table) -> int:
     return 0
 
 
+def bitmaps_to_rebuild(indexes: Sequence, scalar: Sequence[tuple[str, object]]) -> list:
+    """Those of ``indexes`` that are Bitmaps on a column ``scalar`` now indexes with a BTree (``video_id``)."""
+    from lancedb.index import BTree
+
+    wanted = {(column,) for column, config in scalar if isinstance(config, BTree)}
+    return [ix for ix in indexes
+            if str(getattr(ix, "index_type", "")).lower() == "bitmap" and tuple(ix.columns) in wanted]
+
+
+def rebuild_as_btree(table, bitmaps: Sequence) -> None:
+    """The Bitmap indexes of a table made before the eleventh round, on a column with one value a
+    video, built again as BTrees under the same name, each in one lance commit (a kill leaves the
+    Bitmap, and the next fold tries again): a Bitmap's fold rewrote every value's bitmap. Needs
+    pylance (lancedb's ``create_index`` adds a second index beside the first); without it they stay."""
+    if not bitmaps or not has_pylance():
+        return
+    dataset = table.to_lance()
+    for index in bitmaps:
+        log.info("rebuilding the %s index on %s as a BTree", index.name, index.columns[0])
+        dataset.create_scalar_index(index.columns[0], "BTREE", name=index.name, replace=True)
+    del dataset
+    table.checkout_latest()
+
+
 def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Callable[[set], bool], what: str,
                   expected_rows: int | None = None, release: bool = False) -> None:
     """Create the missing scalar indexes of ``table``, fold new rows into every index and prune old
@@ -117,12 +147,14 @@ def build_indexes(table, scalar: Sequence[tuple[str, object]], *, ann_due: Calla
     ``ann_due(existing)`` says so, with its partitions sized for ``expected_rows`` where the writer
     knows the table will grow to that."""
     try:
-        have = {tuple(ix.columns) for ix in table.list_indices()}
+        indexes = table.list_indices()
+        have = {tuple(ix.columns) for ix in indexes}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for column, config in scalar:
                 if (column,) not in have:
                     table.create_index(column, config=config)
+            rebuild_as_btree(table, bitmaps_to_rebuild(indexes, scalar))
             fold(table, release=release)
             rows = table.count_rows()
             if rows >= ANN_MIN_ROWS and ann_due(have):

@@ -175,7 +175,7 @@ class LanceIndex(ResidentSearch):
             return
         expected_rows = int(rows / share_written) if share_written and 0 < share_written < 1 else None
         build_indexes(table, [("text", FTS(with_position=False, stem=True, remove_stop_words=True)),
-                              ("video_id", Bitmap()), ("kind", Bitmap()), ("t_start", BTree()), ("t_end", BTree())],
+                              ("video_id", BTree()), ("kind", Bitmap()), ("t_start", BTree()), ("t_end", BTree())],
                       ann_due=lambda have: ("vector",) not in have or vector_index_outgrown(table),
                       what="vector store", expected_rows=expected_rows, release=release)
 
