@@ -1,7 +1,7 @@
 """The vector engine seam: LanceDB tables for what is searched by similarity.
 
 One ``nodes`` table (id, video_id, kind, macro_id, t_start, t_end, text, vector) with a
-full-text index on ``text``, bitmap indexes on ``video_id``/``kind``, btree indexes on the
+full-text index on ``text``, a bitmap index on ``kind``, btree indexes on ``video_id`` and the
 times, and an ANN index only once the table passes ``lance_fold.ANN_MIN_ROWS`` (below that, exact
 search is faster and exact). A ``keyframes`` table lists stored frames.
 
