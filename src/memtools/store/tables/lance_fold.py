@@ -13,7 +13,8 @@ eighth round). Here the same three steps run through lance's own Python package 
   rather than decoding and encoding them again (``COMPACTION_MODE``);
 * **the scalar indexes** on a column with one value a video (``video_id``) are BTrees: a Bitmap keeps
   one bitmap a value, and folding new rows into it rewrote all of them (14 s a fold at 100,000 videos,
-  against 0.1 s for the BTree; tables made before keep their Bitmap index, which still answers);
+  against 0.1 s for the BTree); a table made before gets its Bitmap rebuilt as a BTree at its next
+  fold (``rebuild_as_btree``);
 * **the indexes** take the new rows into their newest segment (``num_indices_to_merge=1``); the
   vector index assigns them to the partitions it was trained with, so one IVF-PQ segment holds the
   table and no full rebuild is needed to keep it whole;
