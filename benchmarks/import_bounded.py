@@ -56,22 +56,33 @@ def write_file(path: Path, megabytes: float, seed: int = 0, prefix: str = "v_") 
     return videos, captions
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def add_file_args(parser: argparse.ArgumentParser) -> None:
+    """The options of the generated file and of the import (shared with ``import_phases.py``)."""
     parser.add_argument("--mb", type=float, default=50.0, help="size of the generated file in MB")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="import-captions' --batch-size (default: the command's own)")
+
+
+def fresh_file(workdir: Path, name: str, megabytes: float) -> tuple[Path, Path, int, int]:
+    """An empty folder ``workdir/name`` holding a new caption file: the folder, the file, its videos and captions."""
+    work = workdir / name
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    source = work / "captions.json"
+    videos, captions = write_file(source, megabytes)
+    return work, source, videos, captions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_file_args(parser)
     parser.add_argument("--src", action="append", default=[], metavar="NAME=PATH",
                         help="import with the memtools sources in PATH (PYTHONPATH); repeat to compare versions, "
                              "run in turn (default: the installed memtools)")
     parser.add_argument("--rounds", type=int, default=1, help="times each version runs, alternated")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="import-captions' --batch-size (default: the command's own)")
     args = parser.parse_args()
-    work = args.workdir / "memtools-import-bounded"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    source = work / "captions.json"
-    videos, captions = write_file(source, args.mb)
+    work, source, videos, captions = fresh_file(args.workdir, "memtools-import-bounded", args.mb)
     versions = [tuple(v.split("=", 1)) for v in args.src] or [("installed", "")]
     rows, rates = [], []
     for _ in range(args.rounds):

@@ -11,18 +11,30 @@ uses. memtools opens local folders and object storage, never a REST namespace.
 access to any name the ``__init__`` would have defined runs the real ``__init__`` then (PEP 562
 ``__getattr__``), so code that does use the REST client still gets it. If the package is
 already imported, or is not where it is expected, nothing is changed.
+
+It also sets lance's own log to errors (``LANCE_LOG=error``) unless the user chose a level: lance's
+native module reads that variable once, when it loads, and otherwise prints a warning for each
+product-quantizer sub-vector whenever a fold trains a vector index (24 a build at 384 dimensions,
+135-165 lines in a 50 MB caption import, across the progress bar), because memtools trains the
+codebook on fewer rows a centroid than lance would (``lance_fold.PQ_SAMPLE_RATE``, on purpose: the
+ninth round of docs/scaling.md), and an INFO line from pylance's Python logger (which reads the same
+variable) even without ``--verbose``; lancedb's own copy of lance (which builds the index where
+pylance is not installed) reads ``LANCEDB_LOG``, set the same way. ``LANCE_LOG=warn`` (or
+``LANCEDB_LOG=warn``) brings them back.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import threading
 import types
 from typing import Any
 
 _CLIENT = "lance_namespace_urllib3_client"
+LANCE_LOG = "error"  # lance's log level unless the user set LANCE_LOG (see above)
 _lock = threading.Lock()
 
 
@@ -67,7 +79,10 @@ def defer_package_init(name: str) -> None:
 
 
 def import_lancedb() -> types.ModuleType:
-    """``import lancedb``, with the REST client's package ``__init__`` deferred (see above)."""
+    """``import lancedb``, with the REST client's package ``__init__`` deferred and lance's log at
+    errors unless the user chose a level (see above)."""
+    os.environ.setdefault("LANCE_LOG", LANCE_LOG)  # pylance's native module and its Python logger
+    os.environ.setdefault("LANCEDB_LOG", LANCE_LOG)  # lancedb's (the vector index without pylance)
     with _lock:
         _defer_package_init(_CLIENT)
     return importlib.import_module("lancedb")
