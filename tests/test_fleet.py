@@ -25,7 +25,9 @@ from memtools.store import Memory
 
 ray = pytest.importorskip("ray")
 
-pytestmark = pytest.mark.slow
+# the module's runtime starts after the reference build loaded lance, which warns at Ray's fork
+# (its daemons exec at once; a fleet's own start leaves that warning out: tests/test_fleet_start.py)
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:lance is not fork-safe:UserWarning")]
 
 CONFIG = BuildConfig.short().model_copy(update={"window_sec": 60.0, "frames_per_window": 8,
                                                 "frames_per_macro": 3, "concurrency": 4})

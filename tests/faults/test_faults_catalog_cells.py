@@ -141,6 +141,7 @@ def _limited() -> None:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS as Linux counts it")
+@pytest.mark.filterwarnings("ignore:lance is not fork-safe:UserWarning")  # preexec_fn forks; the child execs
 @pytest.mark.parametrize("command", ["check", "repair"])
 def test_running_out_of_memory_while_checking_is_not_damage(mem, command):
     src = Path(__file__).resolve().parents[2] / "src"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+import warnings
 from typing import Any
 
 from memtools.builder.bundle import BuildFolder, VideoBundle, aperceive_video
@@ -112,6 +113,16 @@ def perceive_task(folder: BuildFolder, make_vlm: Any, source: str, video_id: str
     return bundle
 
 
+def start_ray(ray: Any, address: str | None) -> None:
+    """Join the cluster at ``address``, or start a local one. Starting one forks this process to run
+    Ray's daemons, and lance (loaded by then wherever a memory was opened) warns at every fork that it
+    is not fork-safe: true of a child that goes on in Python, not of these, which exec at once. So
+    that warning is left out here, and only here."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="lance is not fork-safe", category=UserWarning)
+        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, configure_logging=False)
+
+
 class RayExecutor:
     """Runs ``perceive_task`` on a Ray cluster (started locally when none is running or named)."""
 
@@ -121,7 +132,7 @@ class RayExecutor:
         ray = self.ray = import_ray()
         self._owns = not ray.is_initialized()
         if self._owns:
-            ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, configure_logging=False)
+            start_ray(ray, address)
         self.make_vlm, self.folder, self.config, self.embedder = make_vlm, folder, config, embedder
         self.slots = endpoint_slots(endpoint, limit)
         self.task = ray.remote(perceive_task).options(num_cpus=task_cpus, max_retries=max_retries,
