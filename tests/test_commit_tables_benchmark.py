@@ -6,27 +6,20 @@ from __future__ import annotations
 
 import itertools
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmark_support import benchmarks
 from memtools.importers.captions import graph_from_captions
 from memtools.importers.dense_captions import read_dense_captions
 from memtools.store import Memory
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import commit_tables
-
+    with benchmarks("commit_tables", "import_bounded") as (commit_tables, _):
         yield commit_tables
-    finally:
-        sys.path.remove(str(BENCHMARKS))
 
 
 def _graphs(path: Path, count: int, prefix: str):

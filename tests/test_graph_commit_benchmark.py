@@ -4,28 +4,20 @@ into the graph it was given (speed itself is the benchmark's, never a test's).""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+from benchmark_support import benchmarks
 from memtools.cli import main
 from memtools.store.graph.navigation import NAVIGATION
 from memtools.store.graph.rows import DERIVED
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import graph_commit
-        import import_bounded
-
-        yield graph_commit, import_bounded
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    with benchmarks("graph_commit", "import_bounded") as modules:
+        yield modules
 
 
 def _counts(graph_file: Path) -> dict[str, int]:

@@ -4,25 +4,16 @@ up (speed itself is the benchmark's, never a test's)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
+from benchmark_support import benchmarks
 from memtools.store import Memory
-
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 @pytest.fixture(scope="module")
 def phases():
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import import_phases
-
+    with benchmarks("import_phases") as (import_phases,):
         yield import_phases
-    finally:
-        sys.path.remove(str(BENCHMARKS))
 
 
 def test_every_batch_is_clocked_and_the_memory_is_whole(tmp_path, phases):

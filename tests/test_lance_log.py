@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+from benchmark_support import benchmarks
 
 # an import small enough for a test that still trains an IVF-PQ index at its folds (ANN_MIN_ROWS lowered)
 IMPORT = """
@@ -28,13 +28,9 @@ sys.exit(main(sys.argv[1:]))
 
 @pytest.fixture(scope="module")
 def captions(tmp_path_factory) -> Path:
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import import_bounded
-    finally:
-        sys.path.remove(str(BENCHMARKS))
     path = tmp_path_factory.mktemp("captions") / "captions.json"
-    import_bounded.write_file(path, 0.15)
+    with benchmarks("import_bounded") as (import_bounded,):
+        import_bounded.write_file(path, 0.15)
     return path
 
 
