@@ -3,6 +3,11 @@
     python benchmarks/many_days.py                          # 5 subjects of the Charades train split
     python benchmarks/many_days.py --subjects 10 --max-days 60
     python benchmarks/many_days.py --annotations other.csv  # the same protocol on other subjects
+    python benchmarks/many_days.py --words sta              # the memory in the model's words (issue 49)
+    python benchmarks/many_days.py --words sta --annotations A.csv --sentences STA.txt
+
+``--words sta`` is the protocol of ``_many_days_sta.py`` (its docstring): the memory holds the
+Charades-STA sentences, the questions the class text. What follows is ``--words labels`` (the default).
 
 **Libraries.** Each Charades ``subject`` filmed many videos in one home. The script takes the
 first ``--subjects`` subjects (by subject id) with at least ``--min-videos`` videos, and treats
@@ -59,7 +64,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _annotations import iou  # noqa: E402
 from _common import CachedEmbedder, markdown_table, offline  # noqa: E402
 
-DEFAULT_ANNOTATIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "charades" / "Charades_v1_train.csv"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_ANNOTATIONS = DATA / "charades" / "Charades_v1_train.csv"
+DEFAULT_SENTENCES = DATA / "charades-sta" / "charades_sta_train.txt"
 TYPES = ("last-time", "count", "where", "order", "what-changed")
 DONE = "bench-build.txt"
 
@@ -277,6 +284,10 @@ def main() -> int:
                         help="Charades-format CSV (default: the train split in ../shared/data/charades)")
     parser.add_argument("--classes", type=Path, default=None,
                         help="class id -> text (default: Charades_v1_classes.txt beside the annotations)")
+    parser.add_argument("--words", choices=("labels", "sta"), default="labels",
+                        help="what the memory holds: the class labels (the questions' words) or the STA sentences")
+    parser.add_argument("--sentences", type=Path, default=DEFAULT_SENTENCES,
+                        help="Charades-STA 'VIDEO start end##sentence' file, for --words sta (default: train)")
     parser.add_argument("--subjects", type=int, default=5, help="how many subjects (libraries), by subject id")
     parser.add_argument("--min-videos", type=int, default=20, help="a subject needs at least this many videos")
     parser.add_argument("--max-days", type=int, default=0, help="keep the first days of each subject (0: all)")
@@ -285,13 +296,16 @@ def main() -> int:
     args = parser.parse_args()
     offline()
     from memtools.embed import default_embedder
+
+    classes = args.classes or args.annotations.with_name("Charades_v1_classes.txt")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    embedder = CachedEmbedder(default_embedder(), args.workdir / "memtools-many-days-texts.npz")
+    if args.words == "sta":
+        return run_sta(args, classes, embedder)
     from memtools.store import Memory
     from memtools.tools import MemoryTools
 
-    classes = args.classes or args.annotations.with_name("Charades_v1_classes.txt")
     subjects = read_days(args.annotations, classes, args.subjects, args.min_videos, args.max_days)
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    embedder = CachedEmbedder(default_embedder(), args.workdir / "memtools-many-days-texts.npz")
     scores: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])  # type -> [library, baseline, n]
     rows = []
     for subject, days in subjects.items():
@@ -314,6 +328,53 @@ def main() -> int:
     for kind in TYPES:
         lib, base, n = scores[kind]
         print(f"{kind} accuracy={lib / n if n else 0:.3f} baseline={base / n if n else 0:.3f} n={n}")
+    return 0
+
+
+def run_sta(args: argparse.Namespace, classes: Path, embedder) -> int:
+    """``--words sta``: the memory in the model's words (``_many_days_sta``)."""
+    import _many_days_sta as sta
+    from memtools.store import Memory
+    from memtools.tools import MemoryTools
+
+    subjects = sta.read_days(args.annotations, classes, args.sentences, args.subjects, args.min_videos,
+                             args.max_days)
+    cells: dict[str, Counter] = defaultdict(Counter)
+    rows = []
+    for subject, sdays in subjects.items():
+        days = [Day(d.n, d.video_id, d.length, d.scene, d.objects, [(m.sentence, m.start, m.end) for m in d.moments])
+                for d in sdays]
+        seconds = build(args.workdir / f"memtools-many-days-sta-{subject}", days, embedder)
+        asked = sta.questions(subject, sdays, random.Random(f"{args.seed}:{subject}"))
+        vids = {d.n: d.video_id for d in days}
+        with Memory.open(args.workdir / f"memtools-many-days-sta-{subject}", embedder) as memory:
+            tools = MemoryTools(memory)
+            for q in asked:
+                cell = cells[q.type]
+                answer, evidence, counted = sta.answer_library(tools, q, vids)
+                cell["library"] += correct(q, answer)  # type: ignore[arg-type]
+                cell["baseline"] += correct(q, sta.answer_baseline(tools, q, vids))  # type: ignore[arg-type]
+                cell["evidence"] += sta.found_all(q, evidence)
+                cell["n"] += 1
+                if q.type == "count" and counted is not None:
+                    gold = {d for d, _, _ in q.moments}
+                    cell["precision"] += len(counted & gold) / len(counted) if counted else 0.0
+                    cell["recall"] += len(counted & gold) / len(gold)
+        rows.append([subject, len(days), sum(bool(d.moments) for d in sdays), len(asked), f"{seconds:.0f}"])
+        print(f"  {subject}: {len(days)} days, {len(asked)} questions", file=sys.stderr)
+    embedder.cache.save()
+    print(markdown_table(["subject", "days", "days with sentences", "questions", "import s"], rows))
+    print()
+    for kind in sta.TYPES:
+        c = cells[kind]
+        n = c["n"] or 1
+        extra = (f" day_precision={c['precision'] / n:.3f} day_recall={c['recall'] / n:.3f}"
+                 if kind == "count" else "")
+        print(f"{kind} evidence_recall@10={c['evidence'] / n:.3f}{extra}")
+    for kind in sta.TYPES:
+        c = cells[kind]
+        n = c["n"] or 1
+        print(f"{kind} accuracy={c['library'] / n:.3f} baseline={c['baseline'] / n:.3f} n={c['n']}")
     return 0
 
 

@@ -4,7 +4,8 @@ checks the vectors and stores them.
 
 What a worker embeds is exactly what the writer would: the texts of ``index_rows`` (every
 searchable node and the video's root) and, with their entity vectors, the canonical entity
-profiles of ``entity_rows``, and the library layer's activity labels. The bundle carries them
+profiles of ``entity_rows`` (and their names, which library linking compares by meaning), and the
+library layer's activity texts. The bundle carries them
 as ``text -> vector`` with the embedder's name and dimension; ``write_bundle`` refuses vectors
 made by another embedder than the memory's, and hands the rest to the writer as its embedding
 cache, where every text is then found (the writer embeds nothing). Keyframe image vectors are
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memtools.errors import StoreError
-from memtools.store.library.layer import activity_labels
+from memtools.store.library.layer import activity_texts
 from memtools.store.tables.entities import entity_rows
 from memtools.store.tables.payload import index_rows
 
@@ -80,8 +81,10 @@ def video_vectors(graph: VideoGraph, embedder: Embedder) -> BundleVectors:
     rows = index_rows([graph])
     _embed_new(embedder, [row["text"] for row in rows], vectors)
     entities = {row["id"]: vectors[row["text"]] for row in rows if row["kind"] == "entity"}
-    _embed_new(embedder, [row["text"] for row in entity_rows([graph], entities)], vectors)
-    _embed_new(embedder, activity_labels(graph), vectors)  # the library layer's new activities
+    profiles = entity_rows([graph], entities)
+    _embed_new(embedder, [row["text"] for row in profiles], vectors)
+    _embed_new(embedder, activity_texts(graph), vectors)  # the library layer's new activities
+    _embed_new(embedder, [row["name"] for row in profiles], vectors)  # names the layer's linker compares
     return BundleVectors(embedder.name, int(embedder.dim), vectors)
 
 

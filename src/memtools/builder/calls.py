@@ -123,7 +123,8 @@ class ModelCalls:
                     if shown is None:
                         shown = await frames()
                     request = PerceptionRequest(prompt=current.text, system=current.system, frames=shown,
-                                                json_mode=True, max_tokens=max_tokens, speech=current.speech)
+                                                json_mode=True, max_tokens=max_tokens, speech=current.speech,
+                                                vocabulary=current.vocabulary)
                     async with self._slots.take(priority):
                         budget = current_budget()  # --max-tokens / --max-cost: stop before passing it
                         held = budget.admit((current.system or "") + current.text, len(shown), max_tokens) \

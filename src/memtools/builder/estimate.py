@@ -11,6 +11,9 @@ is what the model will answer: how long its episodes are (assumed ``episode_sec`
 fifth of a window within the preset's episode bounds) and how long its answers are (typical
 answer sizes below, between a scripted model's and a hand-written recording's). Checkpointed
 steps of an interrupted build are not subtracted: the estimate is for a build from scratch.
+Where a video's extraction prompts offer the library's names (``memtools.builder.vocabulary``: the
+videos after the first of a run, and every video when the memory already has a library), they are
+sized at the offer's bound.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from memtools.builder import aggregate as agg
 from memtools.builder.config import BuildConfig
 from memtools.builder.prompts import MacroBrief, aggregation_prompt, extraction_prompt, segmentation_prompt
 from memtools.builder.segment import plan_window
+from memtools.builder.vocabulary import largest_offer
 from memtools.costs import CHARS_PER_TOKEN, IMAGE_TOKENS, PriceTable, Tally
 from memtools.video import VideoInfo, uniform_times
 
@@ -113,17 +117,19 @@ def typical_episode_sec(config: BuildConfig) -> float:
 
 def estimate_build(videos: Sequence[VideoInfo | tuple[str, float]], config: BuildConfig, *, model: str = "",
                    prices: PriceTable | None = None, image_tokens: int = IMAGE_TOKENS,
-                   episode_sec: float | None = None) -> BuildEstimate:
+                   episode_sec: float | None = None, library: bool = False) -> BuildEstimate:
     """The estimate of building ``videos`` (probed, or ``(name, seconds)``) with ``config``.
 
     ``image_tokens``: what the model counts per frame (``vlm.tokens_per_image`` where a backend knows).
+    ``library``: the memory already has a library layer, so the first video's prompts offer its names too.
     """
     episode = episode_sec or typical_episode_sec(config)
     out = BuildEstimate(model=model)
     stages = {name: StageEstimate() for name in ("segment", "extract", "aggregate")}
     critical = 0.0  # calls one after another: windows, then the aggregation
-    for video in videos:
+    for number, video in enumerate(videos):
         name, duration = (video.path.name, video.duration) if isinstance(video, VideoInfo) else video
+        names = largest_offer() if library or number else None
         out.videos.append((str(name), float(duration)))
         spans: list[tuple[float, float]] = []
         start, index = 0.0, 0
@@ -142,7 +148,7 @@ def estimate_build(videos: Sequence[VideoInfo | tuple[str, float]], config: Buil
             critical += 1
         for t0, t1 in spans:
             times = uniform_times(t1 - t0, n=config.frames_per_macro, start=t0)
-            prompt = extraction_prompt(f"Scene at {t0:.0f}", t1 - t0, n_frames=len(times))
+            prompt = extraction_prompt(f"Scene at {t0:.0f}", t1 - t0, n_frames=len(times), names=names)
             stages["extract"].add(_tokens(prompt.system + prompt.text, len(times), image_tokens),
                                   ANSWER_TOKENS["extract"], len(times))
         parts = agg.chunks(len(spans), config.aggregate_chunk)

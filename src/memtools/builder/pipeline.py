@@ -43,6 +43,7 @@ from memtools.builder.report import BuildSummary, VideoReport
 from memtools.builder.segment import Window, clean_window, plan_window
 from memtools.builder.speakers import Embedder, label_speakers
 from memtools.builder.speech import macro_speech, transcribe, window_transcript
+from memtools.builder.vocabulary import ClipVocabulary
 from memtools.errors import BuildError
 from memtools.faces.models import FaceModel
 from memtools.perception import VLM
@@ -80,6 +81,7 @@ class _VideoBuild:
         self.frames_root = staging_root(memory.work_dir(video_id))  # keyframe files until the write swaps them in
         self.calls = ModelCalls(vlm, self.checkpoints, concurrency=config.concurrency,
                                 max_retries=config.max_retries, usage=report.usage, on_change=progress.refresh)
+        self.vocabulary = ClipVocabulary.of(memory, video_id)  # the library's names, offered per clip
 
     async def run(self) -> None:
         graph = await self.perceive()
@@ -211,7 +213,8 @@ class _VideoBuild:
         length = span.t_end - span.t_start
         times = uniform_times(length, n=cfg.frames_per_macro, start=span.t_start)
         said, transcript = macro_speech(self.transcript, span.t_start, span.t_end, self.info.duration)
-        prompt = extraction_prompt(span.label, length, n_frames=len(times), transcript=transcript)
+        prompt = extraction_prompt(span.label, length, n_frames=len(times), transcript=transcript,
+                                   names=await self.vocabulary.for_clip(span.label, said))
         answer, issues = await self.calls.ask("extract", short, prompt,
                                               lambda: self.frames.at(times, origin=span.t_start),
                                               max_tokens=EXTRACT_TOKENS)

@@ -8,13 +8,16 @@ caller, each labelled with its timestamp. Prompts contain nothing that changes b
 A prompt that quotes recognised speech names that part (``Prompt.speech``, the lines exactly as
 they stand in the text): a recogniser's words and times vary with the CPU's numerics, so the
 request key leaves them out and a replay compares them with a tolerance
-(``memtools.perception.replay``).
+(``memtools.perception.replay``). Likewise the names an extraction prompt offers from the memory's
+library (``Prompt.vocabulary``, ``memtools.builder.vocabulary``) depend on what the library holds and
+on the embedder that chose them: the key leaves them out, so without them the key is the key of the
+prompt of a memory without a library, which is byte for byte the same prompt.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel
 
@@ -29,12 +32,14 @@ class Prompt:
     response_model: type[BaseModel]
     speech: str = ""
     """The recognised speech quoted in ``text`` (its lines verbatim), or empty."""
+    vocabulary: str = ""
+    """The library's names offered in ``text`` (the section verbatim, ``vocabulary_section``), or empty."""
 
     def with_error(self, error: str) -> Prompt:
         """The same prompt with the last answer's problem appended, for a retry."""
         retry = (f"\n\n[YOUR PREVIOUS ANSWER COULD NOT BE USED]\n{error}\n"
                  "Answer again from scratch: output ONLY the JSON, exactly in the format above.")
-        return Prompt(self.system, self.text + retry, self.response_model, self.speech)
+        return replace(self, text=self.text + retry)
 
 
 def hms(seconds: float) -> str:
@@ -124,10 +129,14 @@ def _labels(category: EdgeCategory) -> str:
     return ", ".join(sorted(LABELS[category]))
 
 
-def extraction_prompt(title: str, duration: float, *, n_frames: int, transcript: str = "") -> Prompt:
+def extraction_prompt(title: str, duration: float, *, n_frames: int, transcript: str = "",
+                      names: LibraryNames | None = None) -> Prompt:
     """Describe one macro event (a clip of ``duration`` seconds) as a subgraph; times are clip-local.
 
-    ``transcript``: the clip's utterances with ids (``speech_lines(..., ids=..., clip_clock=True)``)."""
+    ``transcript``: the clip's utterances with ids (``speech_lines(..., ids=..., clip_clock=True)``).
+    ``names``: what the memory's library already calls the things and actions that fit this clip
+    (``memtools.builder.vocabulary``); without any, the prompt is exactly the prompt without a library."""
+    vocabulary = vocabulary_section(names)
     text = f"""You see {n_frames} frames sampled in time order from a video clip titled "{title}". The clip lasts \
 {duration:.0f} seconds; each frame is preceded by its time in seconds FROM THE START OF THE CLIP (t=0 is the \
 clip's first frame). Output a single JSON object describing the clip's subgraph: entities, micro-events, \
@@ -149,9 +158,37 @@ Event -> Entity: HAPPENS_IN (the place); CONTEXT_FOR (background that explains a
    - Entity <-> Entity: LOCATED_IN, NEXT_TO, ATTACHED_TO, PART_OF, IS_SAME_AS
    - on-screen text -> Entity: ANNOTATES (a sign or caption that labels the entity)
    Each edge needs a one-sentence description. Emit only relations you are confident about.
-{_speech_section(transcript, EXTRACT_SPEECH)}
+{_speech_section(transcript, EXTRACT_SPEECH)}{vocabulary}
 {_output_format(Subgraph)}"""
-    return Prompt(EXTRACT_SYSTEM, text, Subgraph, transcript)
+    return Prompt(EXTRACT_SYSTEM, text, Subgraph, transcript, vocabulary)
+
+
+@dataclass(frozen=True)
+class LibraryNames:
+    """Names the memory's library already uses, most fitting first: activity labels, and
+    ``(entity_type, name)`` pairs (type ``PERSON``, ``OBJECT``, ``LOCATION`` or ``GROUP``)."""
+
+    activities: Sequence[str] = ()
+    entities: Sequence[tuple[str, str]] = ()
+
+
+NAME_SEPARATOR = "; "
+EXTRACT_VOCABULARY = ("[NAMES THIS LIBRARY ALREADY USES]\nOther videos in this memory already use these names. When "
+                      "something in this clip is the same thing or action, reuse its name word for word (as an "
+                      "entity's description, or its name when that is a real name; as a micro-event's action); "
+                      "otherwise name it in your own words.\n{lines}")
+
+
+def vocabulary_section(names: LibraryNames | None) -> str:
+    """The extraction prompt's section of library names (``""`` when there are none): one line of
+    activities, then one line per entity type, names separated by ``; ``."""
+    if names is None or not (names.activities or names.entities):
+        return ""
+    lines = [f"activities: {NAME_SEPARATOR.join(names.activities)}"] if names.activities else []
+    types = list(dict.fromkeys(etype for etype, _ in names.entities))
+    lines += [f"entities ({etype}): {NAME_SEPARATOR.join(n for t, n in names.entities if t == etype)}"
+              for etype in types]
+    return f"\n{EXTRACT_VOCABULARY.format(lines=chr(10).join(lines))}\n"
 
 
 # --- upward hierarchical aggregation (Fig. 9) ------------------------------------------------------

@@ -157,11 +157,13 @@ def run(args: argparse.Namespace) -> int:
 def print_estimate(args: argparse.Namespace, settings) -> int:
     """``--estimate``: the build's plan priced, from the probed videos; no model, no memory written."""
     from memtools.builder.estimate import estimate_build, model_name
+    from memtools.builder.vocabulary import has_library
     from memtools.costs import PriceTable
     from memtools.video import probe
 
     infos = [probe(path) for path in args.videos]
     model = model_name(settings)
-    estimate = estimate_build(infos, settings.config, model=model, prices=PriceTable.load(args.memory, args.prices))
+    estimate = estimate_build(infos, settings.config, model=model, prices=PriceTable.load(args.memory, args.prices),
+                              library=has_library(args.memory))
     print(estimate.render())
     return 0

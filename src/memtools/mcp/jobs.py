@@ -28,6 +28,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from memtools.builder.estimate import estimate_build
+from memtools.builder.vocabulary import has_library
 from memtools.costs import IMAGE_TOKENS
 from memtools.errors import MemtoolsError, VideoError
 from memtools.jobs import Job, JobList, JobRunner, JobsFull
@@ -218,7 +219,8 @@ class JobTools:
             videos.append(("(given duration)", duration_sec))
         runner = self.runner
         plan = estimate_build(videos, runner.settings.config, model=runner.model, prices=runner.prices,
-                              image_tokens=getattr(runner.vlm, "tokens_per_image", None) or IMAGE_TOKENS)
+                              image_tokens=getattr(runner.vlm, "tokens_per_image", None) or IMAGE_TOKENS,
+                              library=has_library(runner.memory.path))
         data = plan.as_dict()
         out = EstimateOut(**data, text=plan.render())
         return _result(out, out.text)

@@ -12,7 +12,9 @@ replay responses.
 What a local model computed in floating point is never part of that identity: recognised
 speech quoted in a prompt (``PerceptionRequest.speech``) differs between CPUs (faster-whisper's
 kernels follow the instruction set), so the key stands a placeholder in for it and
-``ReplayVLM`` compares the speech itself, by word error rate.
+``ReplayVLM`` compares the speech itself, by word error rate. Nor are the names a prompt offers
+from the memory's library (``PerceptionRequest.vocabulary``), which an embedder chose from what
+the library held: the key leaves them out.
 """
 
 from __future__ import annotations
@@ -58,6 +60,10 @@ class PerceptionRequest(BaseModel):
     speech: str = Field(default="", description=(
         "Recognised speech quoted verbatim in ``prompt`` (a transcript from a local recogniser, whose words and times "
         "vary with the CPU's numerics). ``request_key`` leaves it out; ``ReplayVLM`` compares it by word error rate."))
+    vocabulary: str = Field(default="", description=(
+        "The names of the memory's library offered in ``prompt`` (its section verbatim, ``memtools.builder.vocabulary``"
+        "), chosen by an embedder from what the library holds. ``request_key`` leaves it out, so a recording replays "
+        "into any library."))
 
     @field_validator("frames")
     @classmethod
@@ -73,6 +79,8 @@ class PerceptionRequest(BaseModel):
     def _speech_in_prompt(self) -> PerceptionRequest:
         if self.speech and self.speech not in self.prompt:
             raise ValueError("speech must be quoted verbatim in the prompt (it stands for that part of it)")
+        if self.vocabulary and self.vocabulary not in self.prompt:
+            raise ValueError("vocabulary must be quoted verbatim in the prompt (it stands for that part of it)")
         return self
 
     @property
@@ -249,8 +257,10 @@ def request_key(request: PerceptionRequest, *, with_speech: bool = False) -> str
     ``temperature``, so a recording survives tuning them, and not the recognised speech
     (``request.speech``, replaced by a placeholder in the prompt), so a recording replays on
     any CPU. ``with_speech=True`` hashes the prompt as it is (the key recordings made before
-    the speech was left out carry; the same key when a request quotes no speech)."""
-    prompt = request.prompt
+    the speech was left out carry; the same key when a request quotes no speech). The library's
+    names (``request.vocabulary``) are cut out of the prompt: the key is the key of the same
+    request without them, so a recording replays into a memory whose library differs."""
+    prompt = request.prompt.replace(request.vocabulary, "") if request.vocabulary else request.prompt
     if request.speech and not with_speech:
         prompt = prompt.replace(request.speech, SPEECH_PLACEHOLDER)
     canonical = {

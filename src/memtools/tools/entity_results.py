@@ -122,7 +122,8 @@ class LibraryAppearance(BaseModel):
     present: list[str] = Field(default_factory=list, description=(
         "a place: the entities seen there in that video"))
     evidence: list[str] = Field(default_factory=list, description=(
-        "why it is linked: name, vector, place (or first: the library entity's first appearance)"))
+        "why it is linked: name, vector, head (the same head noun), meaning (names that mean the same), "
+        "place (or first: the library entity's first appearance)"))
     confidence: float = 1.0
 
 

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from memtools.errors import ToolError
+from memtools.store.library import meaning
 from memtools.store.library.link_rules import LOCATION, places_of
-from memtools.store.library.reads import LibraryReads, match_activities, recording_order
+from memtools.store.library.reads import LibraryReads, Occurrence, match_activities, recording_order
 from memtools.store.tables.entity_index import EntityRow
 from memtools.tools.entity_results import EntityItem, LibraryAppearance, LibraryTimelineItem, Seen
 from memtools.tools.host import ToolsHost
@@ -126,25 +127,46 @@ class LibraryTools(ToolsHost):
         reads = self._library()
         if reads is None:
             raise ToolError(NO_LAYER.replace(" M`", f" {self.memory.path}`"))
-        vector = self.memory.embedder.embed_query(query)
-        matched = match_activities(reads, query, vector)
-        occurrences = reads.occurrences([a for a, _, _ in matched], video_id) if matched else []
+        embedder = self.memory.embedder
+        matches = match_activities(reads, query, embedder.embed_query, embedder.embed_documents)
+        sure = {m.activity: m.probability for m in matches if m.probability >= meaning.MATCH}
+        near = {m.activity: m.probability for m in matches if m.probability < meaning.MATCH}
+        occurrences = reads.occurrences(list(sure), video_id) if sure else []
+        doubtful = sorted(reads.occurrences(list(near), video_id) if near else [],
+                          key=lambda o: (-near[o.activity], o.video_id, o.t_start))[:meaning.DOUBTFUL_SHOWN]
         videos = {o.video_id for o in occurrences}
-        starts = self._starts(videos)
-        order = {v: i for i, v in enumerate(recording_order(videos, starts))}
+        starts = self._starts(videos | {o.video_id for o in doubtful})
+        order = {v: i for i, v in enumerate(recording_order(starts, starts))}
         _, place_names = self._places(reads, videos)
-        chain = []
-        for o in sorted(occurrences, key=lambda o: (order[o.video_id], o.t_start, o.event_id)):
+
+        def item(o: Occurrence, score: float) -> ChainItem:
             start = starts[o.video_id]
             name, place_lib = place_names.get(o.place or "", ("", ""))
-            chain.append(ChainItem(video_id=o.video_id, recorded_at=start.isoformat() if start else None,
-                                   event_id=o.event_id, action=o.label, t_start=o.t_start, t_end=o.t_end,
-                                   macro_id=o.macro_id, place=name, place_id=place_lib))
+            return ChainItem(video_id=o.video_id, recorded_at=start.isoformat() if start else None,
+                             event_id=o.event_id, action=o.label, t_start=o.t_start, t_end=o.t_end,
+                             macro_id=o.macro_id, place=name, place_id=place_lib, score=round(score, 3),
+                             sure=score >= meaning.SURE)
+
+        def when(o: Occurrence) -> tuple[int, float, str]:
+            return order[o.video_id], o.t_start, o.event_id
+
+        chain = [item(o, sure[o.activity]) for o in sorted(occurrences, key=when)]
+        near_items = [item(o, near[o.activity]) for o in sorted(doubtful, key=when)]
         dates = [starts[v] for v in videos]
         days = None if any(d is None for d in dates) else len({d.date() for d in dates if d is not None})
         places = [p for p, _ in Counter(p for _, p in dict.fromkeys((c.video_id, c.place) for c in chain if c.place))
                   .most_common()]  # by the number of videos (days) it happens there, then first seen
         note = "" if days is not None or not chain else (
             "No recording dates for these videos: each video is counted, in library order.")
-        return EventChain(query=query, activities=[label for _, label, _ in matched], videos=len(videos), days=days,
-                          places=places, chain=chain, note=note)
+        day_of = self._day_names(starts)
+        counted = list(dict.fromkeys(day_of[c.video_id] for c in chain))
+        unsure = [d for d in counted if not any(c.sure for c in chain if day_of[c.video_id] == d)]
+        maybe = [d for d in dict.fromkeys(day_of[c.video_id] for c in near_items) if d not in counted]
+        groups = list(dict.fromkeys(m.group_label for m in matches if m.activity in sure))
+        return EventChain(query=query, activities=groups, videos=len(videos), days=days, places=places, chain=chain,
+                          day_list=counted, unsure_days=unsure, doubtful=near_items, doubtful_days=maybe, note=note)
+
+    @staticmethod
+    def _day_names(starts: dict[str, datetime | None]) -> dict[str, str]:
+        """Each video's day as an answer names it: its recording date, else the video itself."""
+        return {v: start.date().isoformat() if start is not None else v for v, start in starts.items()}

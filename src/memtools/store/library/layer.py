@@ -11,7 +11,9 @@ computes it again). Tables:
 * ``ids``: (video, type, normalised name) -> library id, kept across re-imports, deletes and
   rebuilds, so a video written again gets its entities' library ids back;
 * ``occurrences`` / ``activities``: every micro-event under its normalised action (the activity)
-  with its video, times and place; one label vector per activity, for finding it by meaning;
+  with its video, times and place; per activity the vector of its core words and its group (the
+  activity that leads it, with the probability it was joined with), and in ``words`` one vector per
+  lemma those labels use, for finding activities by meaning (``memtools.store.library.meaning``);
 * ``clusters``: each voice, face and named-speaker cluster, its PERSON entity and its library person
   (``memtools.store.library.people``), placed again in every update;
 * ``meta``: the manifest generation the layer matches, the next library and person id numbers, and
@@ -34,7 +36,7 @@ import contextlib
 import json
 import logging
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +46,7 @@ import numpy as np
 from memtools.errors import StoreError
 from memtools.schema import VideoGraph
 from memtools.store.faults import fault_point
-from memtools.store.library import people
+from memtools.store.library import activities, meaning, people
 from memtools.store.library.link_rules import LOCATION, LibEntity, Linker, Member, Profile, places_of
 from memtools.store.problems import Problem
 from memtools.store.tables.entities import _key, _norm
@@ -70,12 +72,17 @@ CREATE TABLE IF NOT EXISTS occurrences (event_id TEXT PRIMARY KEY, video_id TEXT
   label TEXT NOT NULL, t_start REAL NOT NULL, t_end REAL NOT NULL, macro_id TEXT NOT NULL, place TEXT);
 CREATE INDEX IF NOT EXISTS occurrences_activity ON occurrences(activity);
 CREATE INDEX IF NOT EXISTS occurrences_video ON occurrences(video_id);
-CREATE TABLE IF NOT EXISTS activities (activity TEXT PRIMARY KEY, label TEXT NOT NULL, vector BLOB);
+CREATE TABLE IF NOT EXISTS activities (activity TEXT PRIMARY KEY, label TEXT NOT NULL, vector BLOB,
+  grp TEXT NOT NULL, similarity REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS activities_grp ON activities(grp);
+CREATE TABLE IF NOT EXISTS words (word TEXT PRIMARY KEY, vector BLOB);
 """ + people.SCHEMA
-LAYOUT = 2
-"""The layer's layout (``meta`` key ``layout``): 2 added people (``memtools.store.library.people``). A layer
-of an older layout counts as missing: the next write, recovery or ``memtools repair`` computes it whole."""
-Embed = Callable[[list[str]], Sequence[Any]]
+LAYOUT = 3
+"""The layer's layout (``meta`` key ``layout``): 2 added people (``memtools.store.library.people``), 3 activities
+by meaning (their core vectors, groups and the ``words`` vectors, ``memtools.store.library.meaning``). A layer
+of an older layout counts as missing: the next write, recovery or ``memtools repair`` computes it whole
+(its tables dropped first)."""
+Embed = activities.Embed
 
 
 @dataclass
@@ -88,10 +95,11 @@ class VideoLayer:
     people: people.PeopleInput | None = None
 
 
-def activity_labels(graph: VideoGraph) -> list[str]:
-    """The labels of ``graph``'s activities, as the layer embeds the new ones (a fleet worker embeds
-    them too, so its writer embeds nothing: ``memtools.builder.bundle_vectors``)."""
-    return [label for ev in graph.events if _norm(label := (ev.action or ev.description).strip())]
+def activity_texts(graph: VideoGraph) -> list[str]:
+    """The texts the layer embeds for ``graph``'s activities: each label's core and the lemmas of its
+    words (a fleet worker embeds them too, so its writer embeds nothing: ``memtools.builder.bundle_vectors``)."""
+    labels = [label for ev in graph.events if _norm(label := (ev.action or ev.description).strip())]
+    return [*dict.fromkeys(meaning.core(label) for label in labels), *sorted(meaning.words_of(labels))]
 
 
 def video_layer(graph: VideoGraph, rows: Iterable[Mapping[str, Any]]) -> VideoLayer:
@@ -131,9 +139,23 @@ def _connect(folder: Path, *, write: bool) -> sqlite3.Connection:
         conn = sqlite3.connect(file, timeout=60.0, isolation_level=None)
         conn.execute("PRAGMA journal_mode=DELETE")
         conn.execute("PRAGMA synchronous=FULL")
+        _drop_older_layout(conn)
         conn.executescript(_SCHEMA)
         return conn
     return sqlite3.connect(f"file:{file}?mode=ro", uri=True, timeout=10.0, isolation_level=None)
+
+
+def _drop_older_layout(conn: sqlite3.Connection) -> None:
+    """A layer of an older layout is computed whole: its tables go first (their columns differ)."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()
+    except sqlite3.OperationalError:
+        return  # a new file
+    if row is not None and int(row[0]) == LAYOUT:
+        return
+    tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        conn.execute(f'DROP TABLE IF EXISTS "{table}"')
 
 
 def generation(folder: Path) -> int | None:
@@ -155,11 +177,10 @@ def _meta(conn: sqlite3.Connection, key: str, default: int) -> int:
     return default if row is None else int(row[0])
 
 
-def _blob(vector: np.ndarray | None) -> bytes | None:
-    return None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
+_blob = activities.blob
 
 
-def _load(conn: sqlite3.Connection) -> Linker:
+def _load(conn: sqlite3.Connection, embed: Embed | None = None) -> Linker:
     libs: dict[str, LibEntity] = {}
     for (cid, lib_id, vid, etype, name, keys, named, attrs, place, place_lib, evidence, confidence,
          vector) in conn.execute("SELECT canonical_id, lib_id, video_id, entity_type, name, keys, named, attrs, "
@@ -169,7 +190,7 @@ def _load(conn: sqlite3.Connection) -> Linker:
         lib = libs.setdefault(lib_id, LibEntity(lib_id, etype))
         lib.add(Member(profile, lib_id, json.loads(evidence), confidence, place_lib))
     ids = {(v, t, k): lib for v, t, k, lib in conn.execute("SELECT video_id, entity_type, key, lib_id FROM ids")}
-    return Linker(libs.values(), ids, _meta(conn, "next_number", 1))
+    return Linker(libs.values(), ids, _meta(conn, "next_number", 1), embed=embed)
 
 
 def _store(conn: sqlite3.Connection, linker: Linker, layers: Sequence[VideoLayer], touched: set[str],
@@ -196,10 +217,7 @@ def _store(conn: sqlite3.Connection, linker: Linker, layers: Sequence[VideoLayer
     for known in _known_activities(conn, list(new)):
         new.pop(known, None)
     if new:
-        vectors = list(embed(list(new.values()))) if embed is not None else [None] * len(new)
-        conn.executemany("INSERT OR REPLACE INTO activities VALUES (?,?,?)",
-                         [(a, label, _blob(None if v is None else np.asarray(v)))
-                          for (a, label), v in zip(new.items(), vectors, strict=True)])
+        activities.add(conn, new, embed)
     for key, value in (("generation", gen), ("next_number", linker.next_number), ("seq", seq), ("layout", LAYOUT)):
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
@@ -242,7 +260,7 @@ def update(folder: Path, layers: Sequence[VideoLayer], removed: Iterable[str], g
         if whole:
             touched |= {v for (v,) in conn.execute("SELECT DISTINCT video_id FROM members")}
             touched |= {v for (v,) in conn.execute("SELECT DISTINCT video_id FROM occurrences")}
-        linker = _load(conn)
+        linker = _load(conn, embed)
         linker.remove_videos(touched)
         for layer in layers:
             linker.add_video(layer.profiles)

@@ -12,8 +12,9 @@ import contextlib
 import functools
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from memtools.store.library import layer as library
+from memtools.store.library import meaning
 from memtools.store.tables.entities import _norm
 
 
@@ -48,6 +50,27 @@ class Link:
     place_lib: str | None
     evidence: list[str]
     confidence: float
+
+
+@dataclass(frozen=True)
+class Activity:
+    activity: str
+    label: str
+    vector: np.ndarray | None
+    group: str
+    similarity: float  # the probability it joined its group with (1.0: it leads the group)
+    group_label: str
+
+
+@dataclass(frozen=True)
+class ActivityMatch:
+    """An activity a question names, and how sure: ``meaning`` probability, 1.0 for the same words."""
+
+    activity: str
+    label: str
+    group: str
+    group_label: str
+    probability: float
 
 
 @dataclass(frozen=True)
@@ -106,11 +129,25 @@ class LibraryReads:
             out[link.place or ""].append(link)
         return out
 
-    def activities(self) -> list[tuple[str, str, np.ndarray | None]]:
-        """(activity key, label, label vector) of every activity with an occurrence."""
-        rows = self._rows("SELECT a.activity, a.label, a.vector FROM activities a WHERE EXISTS "
+    def activities(self) -> list[Activity]:
+        """Every activity with an occurrence, with its core vector and its group."""
+        rows = self._rows("SELECT a.activity, a.label, a.vector, a.grp, a.similarity, g.label FROM activities a "
+                          "LEFT JOIN activities g ON g.activity = a.grp WHERE EXISTS "
                           "(SELECT 1 FROM occurrences o WHERE o.activity = a.activity) ORDER BY a.activity")
-        return [(a, label, None if v is None else np.frombuffer(v, dtype=np.float32)) for a, label, v in rows]
+        return [Activity(a, label, None if v is None else np.frombuffer(v, dtype=np.float32), grp, float(sim),
+                         glabel or label) for a, label, v, grp, sim, glabel in rows]
+
+    def word_vectors(self, words: Iterable[str]) -> dict[str, np.ndarray]:
+        """The stored unit vectors of these lemmas (those the layer holds)."""
+        wanted = sorted(set(words))
+        out: dict[str, np.ndarray] = {}
+        for i in range(0, len(wanted), 900):
+            chunk = wanted[i:i + 900]
+            marks = ", ".join("?" for _ in chunk)
+            out.update((w, np.frombuffer(v, dtype=np.float32)) for w, v in
+                       self._rows(f"SELECT word, vector FROM words WHERE vector IS NOT NULL AND word IN ({marks})",
+                                  chunk))
+        return out
 
     def occurrences(self, activities: Sequence[str], video_id: str | None = None) -> list[Occurrence]:
         marks = ", ".join("?" for _ in activities)
@@ -180,21 +217,40 @@ class PeopleReads(LibraryReads):
         return found[0] if found else None
 
 
-def match_activities(reads: LibraryReads, query: str, vector: np.ndarray | None, *, floor: float = 0.5,
-                     within: float = 0.05, most: int = 5) -> list[tuple[str, str, float]]:
-    """The activities a query names: the one whose normalised label is the query's words, else the
-    labels whose vectors are within ``within`` of the best cosine (at least ``floor``), at most ``most``."""
-    known = reads.activities()
+def match_activities(reads: LibraryReads, query: str, embed_query: Callable[[str], Any],
+                     embed_words: Callable[[list[str]], Any] | None = None) -> list[ActivityMatch]:
+    """The activities ``query`` may name, best first, down to ``meaning.DOUBT``: the one whose normalised
+    label is the query's words at 1.0, the others by meaning (``memtools.store.library.meaning``); where
+    the query's words are a label, the others stay below ``meaning.MATCH`` (near misses).
+    ``embed_query`` gives a text's query vector; ``embed_words`` the vectors of lemmas the layer has
+    not stored (the query's own words)."""
+    every = reads.activities()
+    known = [a for a in every if a.vector is not None]
     words = _norm(query)
-    exact = [(a, label, 1.0) for a, label, _ in known if a == words]
-    if exact or vector is None:
-        return exact
-    q = np.asarray(vector, dtype=np.float32)
-    q = q / (float(np.linalg.norm(q)) or 1.0)
-    scored = []
-    for a, label, v in known:
-        if v is not None and len(v) == len(q):
-            scored.append((a, label, float(v @ q) / (float(np.linalg.norm(v)) or 1.0)))
-    best = max((s for _, _, s in scored), default=0.0)
-    keep = [x for x in scored if x[2] >= max(floor, best - within)]
-    return sorted(keep, key=lambda x: (-x[2], x[0]))[:most]
+    out = {a.activity: ActivityMatch(a.activity, a.label, a.group, a.group_label, 1.0)
+           for a in every if a.activity == words}
+    dims = Counter(len(a.vector) for a in known if a.vector is not None)
+    if dims:
+        dim = dims.most_common(1)[0][0]
+        known = [a for a in known if a.vector is not None and len(a.vector) == dim]
+        questions = [(v, np.asarray(embed_query(meaning.core(v)), dtype=np.float32)) for v in meaning.variants(query)]
+        questions = [q for q in questions if len(q[1]) == dim]
+
+        def vectors_for(lemmas: set[str]) -> dict[str, np.ndarray]:
+            found = reads.word_vectors(lemmas)
+            missing = sorted(w for w in lemmas if w not in found)
+            if missing and embed_words is not None:
+                found.update((w, meaning.unit(v)) for w, v in zip(missing, embed_words(missing), strict=True))
+            return found
+
+        rows = [a.vector for a in known if a.vector is not None]
+        matrix = np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
+        for s in meaning.score(questions, [a.label for a in known], matrix, vectors_for):
+            a = known[s.index]
+            out.setdefault(a.activity, ActivityMatch(a.activity, a.label, a.group, a.group_label, s.probability))
+    if any(m.probability == 1.0 and m.activity == words for m in out.values()):
+        # the question's own words are a label here: the memory names the activity so (a taxonomy, the user's
+        # words, a model that reused the library's names), so the others are near misses, never counted
+        cap = meaning.MATCH * 0.999
+        out = {k: m if k == words else replace(m, probability=min(m.probability, cap)) for k, m in out.items()}
+    return sorted(out.values(), key=lambda m: (-m.probability, m.activity))

@@ -1,0 +1,67 @@
+"""The ``activities`` and ``words`` tables of ``library.sqlite``: new activities placed in groups by meaning
+(``memtools.store.library.meaning``), and the lemma vectors their labels need. Called inside the layer's
+write transaction (``memtools.store.library.layer``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from memtools.store.library import meaning
+
+Embed = Callable[[list[str]], Sequence[Any]]
+
+
+def blob(vector: np.ndarray | None) -> bytes | None:
+    return None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def add(conn: sqlite3.Connection, new: Mapping[str, str], embed: Embed | None) -> None:
+    """Store new activities (key -> label) in the order given, each in the group of the leader it matches
+    surely (``meaning.group_of``) or leading a new one; the lemma vectors their labels need go to ``words``."""
+    cores = list(dict.fromkeys(meaning.core(label) for label in new.values()))
+    found = list(embed(cores)) if embed is not None else [None] * len(cores)
+    core_vectors = {c: None if v is None else meaning.unit(v) for c, v in zip(cores, found, strict=True)}
+    words = sorted(meaning.words_of(list(new.values())))
+    known_words = word_vectors(conn, words)
+    missing = [w for w in words if w not in known_words]
+    if missing and embed is not None:
+        fresh = {w: meaning.unit(v) for w, v in zip(missing, embed(missing), strict=True)}
+        conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?)", [(w, blob(v)) for w, v in fresh.items()])
+        known_words.update(fresh)
+    dim = next((len(v) for v in core_vectors.values() if v is not None), 0)
+    leaders = [(a, label, np.frombuffer(v, dtype=np.float32)) for a, label, v in conn.execute(
+        "SELECT activity, label, vector FROM activities WHERE grp = activity AND vector IS NOT NULL ORDER BY rowid")]
+    leaders = [x for x in leaders if len(x[2]) == dim]
+    known_words.update(word_vectors(conn, sorted(meaning.words_of([label for _, label, _ in leaders]))))
+    matrix = np.zeros((len(leaders) + len(new), dim), dtype=np.float32)  # the leaders' vectors, grown in place
+    for i, (_, _, v) in enumerate(leaders):
+        matrix[i] = v
+    labels = [label for _, label, _ in leaders]
+    rows = []
+    for activity, label in new.items():
+        vector = core_vectors[meaning.core(label)]
+        group, similarity = activity, 1.0
+        if vector is not None:
+            joined, similarity = meaning.group_of(label, vector, labels, matrix[:len(labels)], known_words)
+            if joined is None:
+                matrix[len(labels)] = vector
+                leaders.append((activity, label, vector))
+                labels.append(label)
+            else:
+                group = leaders[joined][0]
+        rows.append((activity, label, blob(vector), group, round(similarity, 4)))
+    conn.executemany("INSERT OR REPLACE INTO activities VALUES (?,?,?,?,?)", rows)
+
+
+def word_vectors(conn: sqlite3.Connection, words: Sequence[str], chunk: int = 900) -> dict[str, np.ndarray]:
+    out: dict[str, np.ndarray] = {}
+    for start in range(0, len(words), chunk):
+        part = list(words[start:start + chunk])
+        marks = ", ".join("?" for _ in part)
+        out.update((w, np.frombuffer(v, dtype=np.float32)) for w, v in
+                   conn.execute(f"SELECT word, vector FROM words WHERE word IN ({marks}) AND vector IS NOT NULL", part))
+    return out
