@@ -5,7 +5,7 @@ write transaction (``memtools.store.library.layer``)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,11 @@ Embed = Callable[[list[str]], Sequence[Any]]
 
 def blob(vector: np.ndarray | None) -> bytes | None:
     return None if vector is None else np.asarray(vector, dtype=np.float32).tobytes()
+
+
+GROUP_WINDOW = 20_000
+"""A new activity is grouped against the most recent leaders at most (a write reads their vectors: bounded,
+whatever the library's size); an older leader's meaning is still found by a question, activity by activity."""
 
 
 def add(conn: sqlite3.Connection, new: Mapping[str, str], embed: Embed | None) -> None:
@@ -34,9 +39,10 @@ def add(conn: sqlite3.Connection, new: Mapping[str, str], embed: Embed | None) -
         known_words.update(fresh)
     dim = next((len(v) for v in core_vectors.values() if v is not None), 0)
     leaders = [(a, label, np.frombuffer(v, dtype=np.float32)) for a, label, v in conn.execute(
-        "SELECT activity, label, vector FROM activities WHERE grp = activity AND vector IS NOT NULL ORDER BY rowid")]
+        "SELECT activity, label, vector FROM activities WHERE grp = activity AND vector IS NOT NULL "
+        "ORDER BY rowid DESC LIMIT ?", (GROUP_WINDOW,))][::-1]
     leaders = [x for x in leaders if len(x[2]) == dim]
-    known_words.update(word_vectors(conn, sorted(meaning.words_of([label for _, label, _ in leaders]))))
+    known = StoredWords(conn, known_words)
     matrix = np.zeros((len(leaders) + len(new), dim), dtype=np.float32)  # the leaders' vectors, grown in place
     for i, (_, _, v) in enumerate(leaders):
         matrix[i] = v
@@ -46,7 +52,7 @@ def add(conn: sqlite3.Connection, new: Mapping[str, str], embed: Embed | None) -
         vector = core_vectors[meaning.core(label)]
         group, similarity = activity, 1.0
         if vector is not None:
-            joined, similarity = meaning.group_of(label, vector, labels, matrix[:len(labels)], known_words)
+            joined, similarity = meaning.group_of(label, vector, labels, matrix[:len(labels)], known)
             if joined is None:
                 matrix[len(labels)] = vector
                 leaders.append((activity, label, vector))
@@ -55,6 +61,26 @@ def add(conn: sqlite3.Connection, new: Mapping[str, str], embed: Embed | None) -
                 group = leaders[joined][0]
         rows.append((activity, label, blob(vector), group, round(similarity, 4)))
     conn.executemany("INSERT OR REPLACE INTO activities VALUES (?,?,?,?,?)", rows)
+
+
+class StoredWords(Mapping[str, np.ndarray]):
+    """Lemma vectors: those given, and any other read from ``words`` when first asked for (the words of the
+    few leaders a new activity is scored against, never the whole vocabulary)."""
+
+    def __init__(self, conn: sqlite3.Connection, given: dict[str, np.ndarray]) -> None:
+        self.conn, self.vectors, self.asked = conn, given, set(given)
+
+    def __getitem__(self, word: str) -> np.ndarray:
+        if word not in self.asked:
+            self.asked.add(word)
+            self.vectors.update(word_vectors(self.conn, [word]))
+        return self.vectors[word]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.vectors)
+
+    def __len__(self) -> int:
+        return len(self.vectors)
 
 
 def word_vectors(conn: sqlite3.Connection, words: Sequence[str], chunk: int = 900) -> dict[str, np.ndarray]:
