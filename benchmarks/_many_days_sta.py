@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import random
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,19 +106,29 @@ class Question:
     moments: list[tuple[int, float, float]]  # the true moments: (day, start, end)
 
 
-def questions(subject: str, days: list[StaDay], rng: random.Random) -> list[Question]:
-    held = [d for d in days if d.moments]
+def repeated(moments: Iterable[tuple[str, int, float, float]]) -> Iterator[tuple[str, list, list[int]]]:
+    """Each action (text, day, start, end) seen on >= 2 days: (text, its occurrences (day, start, end) in
+    order, its days), by text; the questions of both protocols ask about these."""
     on: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
-    for d in held:
-        for m in d.moments:
-            on[m.text].append((d.n, m.start, m.end))
-    out = []
+    for text, day, start, end in moments:
+        on[text].append((day, start, end))
     for text in sorted(on):
         occ = sorted(on[text])
         day_set = sorted({n for n, _, _ in occ})
-        if len(day_set) < 2:
-            continue
-        last = max((o for o in occ if o[0] == day_set[-1]), key=lambda o: (o[1], o[2]))
+        if len(day_set) >= 2:
+            yield text, occ, day_set
+
+
+def last_of(occ: list[tuple[int, float, float]], day_set: list[int]) -> tuple[int, float, float]:
+    """The latest occurrence on the last day (by start, then end)."""
+    return max((o for o in occ if o[0] == day_set[-1]), key=lambda o: (o[1], o[2]))
+
+
+def questions(subject: str, days: list[StaDay], rng: random.Random) -> list[Question]:
+    held = [d for d in days if d.moments]
+    out = []
+    for text, occ, day_set in repeated((m.text, d.n, m.start, m.end) for d in held for m in d.moments):
+        last = last_of(occ, day_set)
         first = min(o for o in occ if o[0] == day_set[0])
         out.append(Question("last-time", subject, {"action": text}, last, [last]))
         out.append(Question("first-time", subject, {"action": text}, first, [first]))

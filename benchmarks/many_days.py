@@ -61,6 +61,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _many_days_sta as sta  # noqa: E402
 from _annotations import iou  # noqa: E402
 from _common import CachedEmbedder, markdown_table, offline  # noqa: E402
 
@@ -159,17 +160,9 @@ def build(path: Path, days: list[Day], embedder) -> float:
 
 def questions(subject: str, days: list[Day], rng: random.Random) -> list[Question]:
     held = [d for d in days if d.actions]  # a video without actions is not imported
-    occurrences: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
-    for d in held:
-        for text, s, e in d.actions:
-            occurrences[text].append((d.n, s, e))
     out = []
-    for text in sorted(occurrences):
-        on = sorted(occurrences[text])
-        day_set = sorted({n for n, _, _ in on})
-        if len(day_set) < 2:
-            continue
-        last = max((o for o in on if o[0] == day_set[-1]), key=lambda o: (o[1], o[2]))
+    for text, occ, day_set in sta.repeated((t, d.n, s, e) for d in held for t, s, e in d.actions):
+        last = sta.last_of(occ, day_set)
         out.append(Question("last-time", subject, {"action": text}, last))
         out.append(Question("count", subject, {"action": text}, len(day_set)))
         scenes = Counter(held_day.scene for held_day in held if held_day.n in day_set)
@@ -333,7 +326,6 @@ def main() -> int:
 
 def run_sta(args: argparse.Namespace, classes: Path, embedder) -> int:
     """``--words sta``: the memory in the model's words (``_many_days_sta``)."""
-    import _many_days_sta as sta
     from memtools.store import Memory
     from memtools.tools import MemoryTools
 

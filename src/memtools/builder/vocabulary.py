@@ -26,7 +26,6 @@ memory (a fleet worker's, ``memtools.builder.bundle``) has no library to read.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import sqlite3
 from collections import Counter, defaultdict
@@ -38,9 +37,11 @@ import numpy as np
 
 from memtools.builder.prompts import NAME_SEPARATOR, LibraryNames
 from memtools.embed import Embedder
+from memtools.embed.base import normalize
 from memtools.speech.base import Utterance
 from memtools.store import Memory
 from memtools.store.library import layer
+from memtools.store.library.reads import LibraryReads
 
 log = logging.getLogger(__name__)
 
@@ -95,14 +96,10 @@ def read_terms(folder: Path, *, exclude_video: str = "") -> tuple[list[Term], li
     without those of ``exclude_video``; two empty lists without a readable library layer."""
     if layer.generation(folder) is None:
         return [], []
-    uri = f"{(folder / layer.LIBRARY).resolve().as_uri()}?mode=ro"
+    reads = LibraryReads(folder)
     try:
-        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=10.0)) as conn:
-            activities = conn.execute(
-                "SELECT a.label, COUNT(DISTINCT o.video_id) FROM activities a JOIN occurrences o "
-                "ON o.activity = a.activity WHERE o.video_id <> ? GROUP BY a.activity", (exclude_video,)).fetchall()
-            members = conn.execute("SELECT lib_id, video_id, name, entity_type FROM members WHERE video_id <> ?",
-                                   (exclude_video,)).fetchall()
+        activities = reads.activity_videos(exclude_video)
+        members = reads.member_names(exclude_video)
     except sqlite3.Error as exc:  # a hint only: the build goes on without it
         log.info("the library of %s could not be read for the prompt's names: %s", folder, exc)
         return [], []
@@ -175,7 +172,7 @@ class ClipVocabulary:
         query = " ".join([title, *(u.text for u in said)]).strip()
         if not (self._activities or self._entities) or not query:
             return None
-        vector = (await asyncio.to_thread(self.embedder().embed_documents, [query]))[0]
+        vector = normalize((await asyncio.to_thread(self.embedder().embed_documents, [query]))[0])
         split = len(self._activities)
         activities = choose(self._activities, self._vectors[:split], vector, limit=MAX_ACTIVITIES)
         entities = choose(self._entities, self._vectors[split:], vector, limit=MAX_ENTITIES)
@@ -191,8 +188,7 @@ class ClipVocabulary:
                                                                        exclude_video=self.video_id)
             texts = [t.text for t in (*self._activities, *self._entities)]
             if texts:
-                self._vectors = np.asarray(await asyncio.to_thread(lambda: self.embedder().embed_documents(texts)),
-                                           dtype=np.float32)
+                self._vectors = normalize(await asyncio.to_thread(lambda: self.embedder().embed_documents(texts)))
             self._loaded = True
 
 

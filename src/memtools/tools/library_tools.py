@@ -136,7 +136,7 @@ class LibraryTools(ToolsHost):
                           key=lambda o: (-near[o.activity], o.video_id, o.t_start))[:meaning.DOUBTFUL_SHOWN]
         videos = {o.video_id for o in occurrences}
         starts = self._starts(videos | {o.video_id for o in doubtful})
-        order = {v: i for i, v in enumerate(recording_order(starts, starts))}
+        order = {v: i for i, v in enumerate(recording_order(starts.keys(), starts))}
         _, place_names = self._places(reads, videos)
 
         def item(o: Occurrence, score: float) -> ChainItem:

@@ -28,15 +28,15 @@ def add(conn: sqlite3.Connection, new: Mapping[str, str], embed: Embed | None) -
     """Store new activities (key -> label) in the order given, each in the group of the leader it matches
     surely (``meaning.group_of``) or leading a new one; the lemma vectors their labels need go to ``words``."""
     cores = list(dict.fromkeys(meaning.core(label) for label in new.values()))
-    found = list(embed(cores)) if embed is not None else [None] * len(cores)
-    core_vectors = {c: None if v is None else meaning.unit(v) for c, v in zip(cores, found, strict=True)}
     words = sorted(meaning.words_of(list(new.values())))
     known_words = word_vectors(conn, words)
     missing = [w for w in words if w not in known_words]
-    if missing and embed is not None:
-        fresh = {w: meaning.unit(v) for w, v in zip(missing, embed(missing), strict=True)}
-        conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?)", [(w, blob(v)) for w, v in fresh.items()])
-        known_words.update(fresh)
+    texts = [*cores, *missing]  # one embedder call: the labels' cores and the lemmas not stored yet
+    found: list[np.ndarray | None] = [meaning.unit(v) for v in embed(texts)] if embed else [None] * len(texts)
+    core_vectors = dict(zip(cores, found[:len(cores)], strict=True))
+    fresh = {w: v for w, v in zip(missing, found[len(cores):], strict=True) if v is not None}
+    conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?)", [(w, blob(v)) for w, v in fresh.items()])
+    known_words.update(fresh)
     dim = next((len(v) for v in core_vectors.values() if v is not None), 0)
     leaders = [(a, label, np.frombuffer(v, dtype=np.float32)) for a, label, v in conn.execute(
         "SELECT activity, label, vector FROM activities WHERE grp = activity AND vector IS NOT NULL "

@@ -15,15 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memtools.store.library.meaning import unit
+
 if TYPE_CHECKING:
     from memtools.store.library.members import LibEntity, Profile
 
 Embed = Callable[[list[str]], Sequence[Any]]
 
 
-def _unit(vector: Any) -> np.ndarray:
-    v = np.asarray(vector, dtype=np.float32).ravel()
-    return v / max(float(np.linalg.norm(v)), 1e-12)
 
 
 class NameVectors:
@@ -36,7 +35,7 @@ class NameVectors:
     def fill(self, names: Iterable[str]) -> None:
         missing = sorted({n for n in names if n and n not in self.vectors})
         if missing:
-            self.vectors.update(zip(missing, (_unit(v) for v in self.embed(missing)), strict=True))
+            self.vectors.update(zip(missing, (unit(v) for v in self.embed(missing)), strict=True))
 
     def cosine(self, a: str, b: str) -> float | None:
         """The cosine of two filled names (None: either is missing, or their sizes differ)."""
@@ -91,7 +90,7 @@ class Candidates:
         matrices = self.matrices(entities)
         if p.vector is not None and p.entity_type in matrices:
             ids, matrix = matrices[p.entity_type]
-            scores = matrix @ _unit(p.vector)
+            scores = matrix @ unit(p.vector)
             found.update(ids[i] for i in np.flatnonzero(scores >= floor - 1e-4))
         return sorted((entities[x] for x in found if x in entities), key=lambda e: number(e.id))
 

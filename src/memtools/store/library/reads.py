@@ -157,6 +157,17 @@ class LibraryReads:
                           f"occurrences WHERE {where}", params)
         return [Occurrence(*r) for r in rows]
 
+    def activity_videos(self, exclude_video: str = "") -> list[tuple[str, int]]:
+        """(label, in how many videos) of every activity, ``exclude_video``'s occurrences left out."""
+        rows = self._rows("SELECT a.label, COUNT(DISTINCT o.video_id) FROM activities a JOIN occurrences o "
+                          "ON o.activity = a.activity WHERE o.video_id <> ? GROUP BY a.activity", (exclude_video,))
+        return [(str(label), int(n)) for label, n in rows]
+
+    def member_names(self, exclude_video: str = "") -> list[tuple[str, str, str, str]]:
+        """(library id, video, name, entity type) of every canonical entity but ``exclude_video``'s."""
+        return [tuple(r) for r in self._rows("SELECT lib_id, video_id, name, entity_type FROM members "
+                                             "WHERE video_id <> ?", (exclude_video,))]
+
     def counts(self) -> tuple[int, int]:
         """(library entities, activities)."""
         (entities,), = self._rows("SELECT COUNT(DISTINCT lib_id) FROM members")
