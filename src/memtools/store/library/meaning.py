@@ -9,7 +9,8 @@ to a moment by four features, each of which any embedder can give:
 * ``core``: the cosine of the two texts' cores (the words left when the doer and the helpers are
   dropped: "flipped the light switch near the door", "turning on a light");
 * ``verb``: how well the question's verb is found among the moment's words (1.0 when its lemma is
-  there, else the best cosine of single-word vectors);
+  there or both verbs name one everyday act, ``_SAME_ACTS``: "switch on" is "turn on", "shut" is
+  "close"; else the best cosine of single-word vectors);
 * ``object``: the same for each of the question's other words, averaged (1.0 without any);
 * ``conflict``: 1.0 when the moment carries the opposite of the question's verb or particle and not
   the word itself (on/off, open/close, put/take, ...): fitted as a weight, applied as a veto (the
@@ -36,6 +37,8 @@ from dataclasses import dataclass
 
 import lemminflect
 import numpy as np
+
+from memtools.embed.base import normalize
 
 WEIGHTS = (7.142, 9.642, 9.67, -4.789)
 """core, verb, object, conflict: fitted on the Charades train split (issue 49), never on a test split."""
@@ -68,6 +71,21 @@ _OPPOSITE: dict[str, frozenset[str]] = {}
 for _a, _b in _OPPOSITES:
     _OPPOSITE[_a] = _OPPOSITE.get(_a, frozenset()) | {_b}
     _OPPOSITE[_b] = _OPPOSITE.get(_b, frozenset()) | {_a}
+_SAME_ACTS = (
+    ("close", "shut"), ("turn on", "switch on", "flip on", "power on", "flip"),
+    ("turn off", "switch off", "flip off", "power off", "shut off", "flip"), ("take", "grab", "pick up", "pick"),
+    ("put", "place", "set", "lay", "put down", "set down"), ("throw", "toss"),
+    ("look", "watch", "view", "gaze", "stare", "glance"), ("laugh", "giggle", "chuckle"), ("smile", "grin"),
+    ("wake", "awaken", "wake up"), ("drink", "sip"), ("hold", "carry"), ("tidy", "straighten", "organize", "clean up"),
+    ("fix", "repair"), ("talk", "speak", "chat"), ("snuggle", "cuddle"), ("run", "jog", "sprint"), ("walk", "stroll"),
+    ("sit", "sit down"), ("stand", "stand up", "get up"),
+)
+"""Everyday verbs (with their particle) that name one act, whatever the embedder makes of single words:
+"flipped the light switch" turns a light on (or off), "shuts" closes, "switches it on" turns it on."""
+_ACT_GROUPS: dict[str, frozenset[int]] = {}
+for _n, _group in enumerate(_SAME_ACTS):
+    for _phrase in _group:
+        _ACT_GROUPS[_phrase] = _ACT_GROUPS.get(_phrase, frozenset()) | {_n}
 _ALTERNATIVES = re.compile(r"[A-Za-z]+(?:/[A-Za-z]+)+")
 
 
@@ -83,6 +101,14 @@ class Parsed:
     @property
     def objects(self) -> tuple[str, ...]:
         return tuple(w for w in self.words if w != self.verb)
+
+    @property
+    def acts(self) -> frozenset[int]:
+        """The ``_SAME_ACTS`` groups its verb (alone, or with one of its particles) belongs to."""
+        if self.verb is None:
+            return frozenset()
+        phrases = [self.verb, *(f"{self.verb} {p}" for p in self.particles)]
+        return frozenset(n for phrase in phrases for n in _ACT_GROUPS.get(phrase, ()))
 
 
 def _lemma(word: str, *, verb: bool) -> str:
@@ -157,7 +183,10 @@ def _best(word: str, among: Sequence[str], vectors: Mapping[str, np.ndarray]) ->
 
 def features(question: Parsed, moment: Parsed, core_cosine: float, vectors: Mapping[str, np.ndarray]) -> np.ndarray:
     said = set(moment.words) | set(moment.particles)
-    verb = 1.0 if question.verb is None or question.verb in said else _best(question.verb, moment.words, vectors)
+    if question.verb is None or question.verb in said or question.acts & moment.acts:
+        verb = 1.0
+    else:
+        verb = _best(question.verb, moment.words, vectors)
     objects = question.objects
     if not objects:
         obj = 1.0
@@ -179,9 +208,8 @@ def probability(question: Parsed, moment: Parsed, core_cosine: float, vectors: M
 
 
 def unit(vector: object) -> np.ndarray:
-    v = np.asarray(vector, dtype=np.float32).ravel()
-    n = float(np.linalg.norm(v))
-    return v / n if n else v
+    """A flat unit vector (``memtools.embed.base.normalize``; a zero vector stays zero)."""
+    return normalize(np.asarray(vector, dtype=np.float32).ravel())
 
 
 @dataclass(frozen=True)
