@@ -3,6 +3,7 @@
     python benchmarks/crash_random.py --kills 10                      # every operation, both engines
     python benchmarks/crash_random.py --ops import-fresh,delete --engines kuzu --kills 5 --seed 3
     python benchmarks/crash_random.py --audit --kills 8               # the outside audit (YouCook2)
+    python benchmarks/crash_random.py --first rerun --kills 10        # after a kill, the same command at once
 
 For each operation and graph engine it runs the real command (``_crash_ops.py``) once
 uninterrupted (its duration, the graph COMMITs it makes, the memory it leaves), then per kill:
@@ -140,10 +141,12 @@ def kill_once(work: Path, case: dict, base: Baseline) -> dict:
     return {**case, "killed": code != 0, "exit": code, "stderr": err[-600:]}
 
 
-def plan_cases(work: Path, op: str, engine: str, mode: str, kills: int, base: Baseline, rng: random.Random) -> Row:
+def plan_cases(work: Path, op: str, engine: str, mode: str, kills: int, base: Baseline, rng: random.Random,
+               first: str = "check") -> Row:
     row = Row(op, engine, mode)
     for i in range(kills):
-        case = {"op": op, "engine": engine, "mode": mode, "memory": str(work / f"{op}-{engine}-{mode}-{i}")}
+        case = {"op": op, "engine": engine, "mode": mode, "memory": str(work / f"{op}-{engine}-{mode}-{i}"),
+                "first": first}
         if mode == "commit":
             if base.commits == 0:
                 break
@@ -183,9 +186,10 @@ def judge(case: dict, base: Baseline) -> dict:
 
 
 def run(work: Path, plan: list[tuple[str, str, str, int]], *, seed: int, workers: int = 2, videos: int = 24,
-        batch: int = 4, data: Path = ops.DATA, log=print) -> list[Row]:
+        batch: int = 4, data: Path = ops.DATA, first: str = "check", log=print) -> list[Row]:
     """Kill, settle and judge every (operation, engine, mode, kills) of ``plan`` (the caption
-    imports: ``videos`` videos, ``batch`` per batch)."""
+    imports: ``videos`` videos, ``batch`` per batch); ``first``: ``check`` (check, the command it
+    names, then the same command) or ``rerun`` (the same command at once, as users do)."""
     rng = random.Random(seed)
     ops.setup_work(work, videos, batch)
     table = {**ops.OPS, **ops.AUDIT}
@@ -200,7 +204,8 @@ def run(work: Path, plan: list[tuple[str, str, str, int]], *, seed: int, workers
         bases = dict(zip(prepared, pool.map(lambda k: baseline(work, *k, prepared[k]), prepared), strict=True))
         for (op, engine), b in bases.items():
             log(f"{op} on {engine}: {b.seconds:.1f} s uninterrupted, {b.commits} graph commit(s)")
-        rows = [plan_cases(work, op, engine, mode, kills, bases[op, engine], rng) for op, engine, mode, kills in plan]
+        rows = [plan_cases(work, op, engine, mode, kills, bases[op, engine], rng, first)
+                for op, engine, mode, kills in plan]
         cases = [c for r in rows for c in r.cases]
         killed = list(pool.map(lambda c: kill_once(work, c, bases[c["op"], c["engine"]]), cases))
         groups: list[list[dict]] = []
@@ -239,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=ops.DATA, help="where youcook2/val.json is (default ../shared/data)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+    p.add_argument("--first", choices=("check", "rerun"), default="check",
+                   help="after a kill: check first (and the command it names), or the same command again at once")
     args = p.parse_args(argv)
     names = [] if args.ops == "none" else args.ops.split(",")  # none: only the audit
     engines, modes = args.engines.split(","), args.modes.split(",")
@@ -251,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         work = args.keep or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        rows = run(work, plan, seed=args.seed, workers=args.workers, data=args.data)
+        rows = run(work, plan, seed=args.seed, workers=args.workers, data=args.data, first=args.first)
+    print(f"After each kill: {'the same command again at once' if args.first == 'rerun' else 'check first'}\n")
     print(markdown_table(COLUMNS, [r.counts() for r in rows]))
     print(f"\n{time.perf_counter() - started:.0f} s, seed {args.seed}, load {load_average()}")
     problems = failures(rows)
