@@ -28,15 +28,10 @@ def add(conn: sqlite3.Connection, new: Mapping[str, str], embed: Embed | None) -
     """Store new activities (key -> label) in the order given, each in the group of the leader it matches
     surely (``meaning.group_of``) or leading a new one; the lemma vectors their labels need go to ``words``."""
     cores = list(dict.fromkeys(meaning.core(label) for label in new.values()))
+    found: list[np.ndarray | None] = [meaning.unit(v) for v in embed(cores)] if embed else [None] * len(cores)
+    core_vectors = dict(zip(cores, found, strict=True))
     words = sorted(meaning.words_of(list(new.values())))
-    known_words = word_vectors(conn, words)
-    missing = [w for w in words if w not in known_words]
-    texts = [*cores, *missing]  # one embedder call: the labels' cores and the lemmas not stored yet
-    found: list[np.ndarray | None] = [meaning.unit(v) for v in embed(texts)] if embed else [None] * len(texts)
-    core_vectors = dict(zip(cores, found[:len(cores)], strict=True))
-    fresh = {w: v for w, v in zip(missing, found[len(cores):], strict=True) if v is not None}
-    conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?)", [(w, blob(v)) for w, v in fresh.items()])
-    known_words.update(fresh)
+    known_words = dict(zip(words, stored(conn, embed)(words), strict=True)) if embed else word_vectors(conn, words)
     dim = next((len(v) for v in core_vectors.values() if v is not None), 0)
     leaders = [(a, label, np.frombuffer(v, dtype=np.float32)) for a, label, v in conn.execute(
         "SELECT activity, label, vector FROM activities WHERE grp = activity AND vector IS NOT NULL "
@@ -61,6 +56,22 @@ def add(conn: sqlite3.Connection, new: Mapping[str, str], embed: Embed | None) -
                 group = leaders[joined][0]
         rows.append((activity, label, blob(vector), group, round(similarity, 4)))
     conn.executemany("INSERT OR REPLACE INTO activities VALUES (?,?,?,?,?)", rows)
+
+
+def stored(conn: sqlite3.Connection, embed: Embed) -> Callable[[list[str]], list[np.ndarray]]:
+    """``embed`` through the ``words`` table (short texts: lemmas and entity names): a text stored there is
+    read, the others embedded once and stored; unit vectors. The library's linker compares entity names
+    this way, so a write embeds only names it has never seen."""
+    def run(texts: list[str]) -> list[np.ndarray]:
+        unique = list(dict.fromkeys(texts))
+        known = word_vectors(conn, unique)
+        missing = [t for t in unique if t not in known]
+        if missing:
+            fresh = {t: meaning.unit(v) for t, v in zip(missing, embed(missing), strict=True)}
+            conn.executemany("INSERT OR REPLACE INTO words VALUES (?, ?)", [(t, blob(v)) for t, v in fresh.items()])
+            known.update(fresh)
+        return [known[t] for t in texts]
+    return run
 
 
 class StoredWords(Mapping[str, np.ndarray]):

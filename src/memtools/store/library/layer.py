@@ -13,7 +13,8 @@ computes it again). Tables:
 * ``occurrences`` / ``activities``: every micro-event under its normalised action (the activity)
   with its video, times and place; per activity the vector of its core words and its group (the
   activity that leads it, with the probability it was joined with), and in ``words`` one vector per
-  lemma those labels use, for finding activities by meaning (``memtools.store.library.meaning``);
+  lemma those labels use (for finding activities by meaning, ``memtools.store.library.meaning``) and
+  per entity name linking compared (``activities.stored``);
 * ``clusters``: each voice, face and named-speaker cluster, its PERSON entity and its library person
   (``memtools.store.library.people``), placed again in every update;
 * ``meta``: the manifest generation the layer matches, the next library and person id numbers, and
@@ -260,8 +261,9 @@ def update(folder: Path, layers: Sequence[VideoLayer], removed: Iterable[str], g
         if whole:
             touched |= {v for (v,) in conn.execute("SELECT DISTINCT video_id FROM members")}
             touched |= {v for (v,) in conn.execute("SELECT DISTINCT video_id FROM occurrences")}
-        linker = _load(conn, embed)
+        linker = _load(conn, None if embed is None else activities.stored(conn, embed))
         linker.remove_videos(touched)
+        linker.expect(p for layer in layers for p in layer.profiles)
         for layer in layers:
             linker.add_video(layer.profiles)
         _store(conn, linker, layers, touched, embed, gen)

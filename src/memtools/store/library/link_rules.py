@@ -178,6 +178,12 @@ class Linker:
                             for name in (p.name, *(lib.name for lib in libs)))
         return out
 
+    def expect(self, profiles: Iterable[Profile]) -> None:
+        """Embed the names of the things and places about to be placed in one call (a write places many videos:
+        one embedder call for all, instead of one a video); without meaning evidence, nothing."""
+        if self.names is not None:
+            self.names.fill(p.name for p in profiles if p.entity_type in WORDED)
+
     def add_video(self, profiles: Iterable[Profile]) -> list[Member]:
         """Place every canonical entity of one video (places first); returns the new members."""
         ordered = sorted(profiles, key=lambda p: (p.entity_type != LOCATION, p.id))
