@@ -4,6 +4,8 @@
     python benchmarks/crash_random.py --ops import-fresh,delete --engines kuzu --kills 5 --seed 3
     python benchmarks/crash_random.py --audit --kills 8               # the outside audit (YouCook2)
     python benchmarks/crash_random.py --first rerun --kills 10        # after a kill, the same command at once
+    python benchmarks/crash_random.py --first reader --kills 10       # a tool call first, then the command
+    python benchmarks/crash_random.py --first overlap --kills 10      # the command started again while it runs
 
 For each operation and graph engine it runs the real command (``_crash_ops.py``) once
 uninterrupted (its duration, the graph COMMITs it makes, the memory it leaves), then per kill:
@@ -15,6 +17,12 @@ uninterrupted (its duration, the graph COMMITs it makes, the memory it leaves), 
 * ``audit`` (``--audit``): the outside audit: import the first 120 YouCook2 videos (batch 10,
   ``test:16``) fresh or over a finished memory, SIGKILL once ``videos.sqlite`` lists 20
   videos plus 0-3 s.
+
+With ``--first overlap`` nothing is killed at first: the same command starts again at the drawn
+instant while the first run goes; in half the cases the first is then killed at a second instant.
+Both must end with exit 0 (the killed one -9), check clean at once and the memory equal to the
+uninterrupted one. With ``--first reader`` a tool call (``list_videos``) comes first after the kill:
+it must list every video that was ready before the killed command; then the same command again.
 
 Then (``tests/faults/crash_state.py settle``): ``memtools check`` is clean, or names exactly
 one command, which is run once and leaves it clean (or, for an operation that starts from a
@@ -44,6 +52,9 @@ import _crash_ops as ops
 from _common import load_average, markdown_table
 
 MODES = ("random", "commit")
+FIRST = {"check": "check first", "rerun": "the same command again at once",
+         "reader": "a tool call (list_videos), then the same command",
+         "overlap": "the same command started again while the first ran (the first killed in half the cases)"}
 COLUMNS = ("operation", "engine", "mode", "kills", "killed-before-end", "clean-after-kill", "needed-one-command",
            "stuck", "resumed-equal", "mismatches")
 
@@ -75,10 +86,12 @@ def _fill(args: list[str], memory: Path) -> list[str]:
     return [a.replace("{memory}", str(memory)).replace("{name}", memory.name) for a in args]
 
 
-def _start(work: Path, memory: Path, prepared: ops.Prepared, **extra: str) -> subprocess.Popen:
-    if memory.exists():
+def _start(work: Path, memory: Path, prepared: ops.Prepared, *, again: bool = False, **extra: str) -> subprocess.Popen:
+    """The operation's command on a fresh copy of its starting memory (``again``: on the memory as it is,
+    the same command a second time)."""
+    if memory.exists() and not again:
         shutil.rmtree(memory)
-    if prepared.base is not None:
+    if prepared.base is not None and not again:
         shutil.copytree(prepared.base, memory)
     return subprocess.Popen(ops.command(_fill(prepared.args, memory)), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, env=ops.env(work, **prepared.env, **extra),
@@ -114,6 +127,14 @@ def baseline(work: Path, op: str, engine: str, prepared: ops.Prepared) -> Baseli
     return Baseline(prepared, seconds, commits, state)
 
 
+def _ready(memory: Path | None) -> list[str]:
+    """The videos ready in an operation's starting memory (a reader after a kill must list them all)."""
+    if memory is None or not (memory / "videos.sqlite").exists():
+        return []
+    with sqlite3.connect(f"file:{memory / 'videos.sqlite'}?mode=ro", uri=True) as db:
+        return sorted(r[0] for r in db.execute("SELECT id FROM videos WHERE status = 'ready'"))
+
+
 def _catalog_count(memory: Path) -> int:
     try:
         with sqlite3.connect(f"file:{memory / 'videos.sqlite'}?mode=ro", uri=True, timeout=0.1) as db:
@@ -122,9 +143,29 @@ def _catalog_count(memory: Path) -> int:
         return 0
 
 
+def _overlap(work: Path, case: dict, base: Baseline) -> dict:
+    """The same command started again ``at`` seconds into the first run; the first killed ``kill_at``
+    seconds after that when drawn. Both run to their end."""
+    memory = Path(case["memory"])
+    first = _start(work, memory, base.prepared)
+    started = time.perf_counter()
+    while first.poll() is None and time.perf_counter() - started < case["at"]:
+        time.sleep(0.005)
+    second = _start(work, memory, base.prepared, again=True)
+    if case.get("kill_at") is not None:
+        started = time.perf_counter()
+        while first.poll() is None and time.perf_counter() - started < case["kill_at"]:
+            time.sleep(0.005)
+        _kill(first)
+    (code1, err1), (code2, err2) = _finish(first), _finish(second)
+    return {**case, "killed": code1 != 0, "exits": [code1, code2], "stderr": (err1[-300:] + err2[-600:])}
+
+
 def kill_once(work: Path, case: dict, base: Baseline) -> dict:
     """One killed run; ``case`` says where (``mode``, ``at`` seconds or ``commit``)."""
     memory = Path(case["memory"])
+    if case["first"] == "overlap":
+        return _overlap(work, case, base)
     if case["mode"] == "commit":
         proc = _start(work, memory, base.prepared, MEMTOOLS_FAULT_COMMIT=case["commit"])
     else:
@@ -153,6 +194,9 @@ def plan_cases(work: Path, op: str, engine: str, mode: str, kills: int, base: Ba
             case["commit"] = f"{rng.randint(1, base.commits)}:{rng.uniform(0, 0.3):.3f}"
         else:
             case["at"] = rng.uniform(0, 3.0 if mode == "audit" else base.seconds)
+        if first == "overlap":
+            case["kill_at"] = rng.uniform(0, base.seconds) if rng.random() < 0.5 else None
+        case["before"] = _ready(base.prepared.base)
         case["args"] = _fill(base.prepared.args, Path(case["memory"]))
         verify = base.prepared.verify
         case.update(done_when=base.prepared.done_when, isolated=base.prepared.isolated,
@@ -244,8 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", type=Path, default=ops.DATA, help="where youcook2/val.json is (default ../shared/data)")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
-    p.add_argument("--first", choices=("check", "rerun"), default="check",
-                   help="after a kill: check first (and the command it names), or the same command again at once")
+    p.add_argument("--first", choices=FIRST, default="check",
+                   help="after a kill: check first (and the command it names), the same command again at once, "
+                        "a tool call then the command, or (overlap) the command started again while it runs")
     args = p.parse_args(argv)
     names = [] if args.ops == "none" else args.ops.split(",")  # none: only the audit
     engines, modes = args.engines.split(","), args.modes.split(",")
@@ -259,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         work.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         rows = run(work, plan, seed=args.seed, workers=args.workers, data=args.data, first=args.first)
-    print(f"After each kill: {'the same command again at once' if args.first == 'rerun' else 'check first'}\n")
+    print(f"After each kill: {FIRST[args.first]}\n")
     print(markdown_table(COLUMNS, [r.counts() for r in rows]))
     print(f"\n{time.perf_counter() - started:.0f} s, seed {args.seed}, load {load_average()}")
     problems = failures(rows)

@@ -32,7 +32,7 @@ from import_bounded import add_file_args, fresh_file
 TIMED = (
     ("memtools.store.graph.cypher:KuzuGraph", "__init__", "graph opened read-write"),
     ("memtools.store.writes.recovery", "recover", "recovery (nothing to do) and checks"),
-    ("memtools.store.writes.recovery", "check_before_write", "recovery (nothing to do) and checks"),
+    ("memtools.store.writes.write_checks", "check_before_write", "recovery (nothing to do) and checks"),
     ("memtools.store.tables.vectors:LanceIndex", "replace_videos", "lance appends"),
     ("memtools.store.tables.entity_index:EntityIndex", "replace_videos", "lance appends"),
     ("memtools.store.graph.cypher:KuzuGraph", "insert", "kuzu COPY"),

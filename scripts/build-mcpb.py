@@ -1,22 +1,28 @@
 #!/usr/bin/env python3
-"""Build the Claude Desktop extension bundle: dist/memtools-<version>.mcpb (a zip of manifest.json + the entry).
+"""Build the Claude Desktop extension bundle: dist/memtools-<version>.mcpb (a zip of manifest.json, the entry
+and memtools' wheel).
 
-    python scripts/build-mcpb.py [--out DIR]
+    python scripts/build-mcpb.py [--out DIR] [--wheel dist/memtools-<version>-py3-none-any.whl]
 
 The manifest follows the MCPB manifest spec (manifest_version 0.3: name, version, description,
 author, server with type/entry_point/mcp_config, user_config). Claude Desktop asks for the
 user_config values at install (the memory folder; optionally a folder of videos add_video may
 read, a model and its key) and starts ``python ${__dirname}/server/main.py --memory ...``, which
-runs the installed memtools or, without it, ``uvx --from memtools==<version> memtools-mcp``.
-Only the standard library is used, so it runs anywhere the repository is checked out.
+runs the installed memtools or, without it, ``uvx --from ${__dirname}/server/<wheel> memtools-mcp``
+(the wheel is in the bundle, so this works before memtools is on the package index). Every optional
+setting may be left empty: the server starts, and without a model add_video says what to set.
+The wheel is ``--wheel``'s, else built with pip (``pip wheel --no-deps``); the rest is the standard library.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
+import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -71,32 +77,54 @@ def manifest(version: str, description: str) -> dict:
                              "description": "Optional: a folder whose videos Claude may add to the memory "
                                             "(add_video). Leave empty to keep the memory read-only."},
             "vlm": {"type": "string", "title": "Vision model for adding videos", "required": False, "default": "",
-                    "description": "With a video folder: the model builds use, e.g. openai:gpt-4o-mini."},
+                    "description": "With a video folder: the model builds use, e.g. openai:gpt-4o-mini. Left "
+                                   "empty, the memory is served and add_video says what to set."},
             "api_key": {"type": "string", "title": "Model API key", "required": False, "sensitive": True,
                         "default": "", "description": "The key of that model (OpenAI-compatible)."},
             "max_cost": {"type": "string", "title": "Most dollars one added video may cost", "required": False,
-                         "default": "", "description": "Optional; needs a prices.toml in the memory folder."},
+                         "default": "", "description": "Optional. Models that genai-prices lists are priced; "
+                                                       "others need a prices.toml in the memory folder."},
         },
         "compatibility": {"platforms": ["darwin", "win32", "linux"], "runtimes": {"python": ">=3.10"}},
     }
 
 
-def build(out: Path) -> Path:
+def wheel_file(given: Path | None, version: str, folder: Path) -> Path:
+    """``given``, else a wheel of this checkout built into ``folder`` (no dependencies; setuptools from the
+    running Python when it has it, else pip's isolated build)."""
+    if given is not None:
+        if not given.name.startswith(f"memtools-{version}-") or given.suffix != ".whl":
+            raise SystemExit(f"--wheel {given}: not a wheel of memtools {version}")
+        return given
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "--wheel-dir", str(folder), str(ROOT)]
+    if importlib.util.find_spec("setuptools") is not None:  # the faster build, without an isolated environment
+        command.insert(4, "--no-build-isolation")
+    subprocess.run(command, check=True, stdout=sys.stderr)
+    return next(folder.glob(f"memtools-{version}-*.whl"))
+
+
+def build(out: Path, wheel: Path | None = None) -> Path:
     meta = project()
     version = memtools_version()
     out.mkdir(parents=True, exist_ok=True)
     bundle = out / f"memtools-{version}.mcpb"
-    entry = (ROOT / "scripts" / "mcpb" / "main.py").read_text(encoding="utf-8").replace("@VERSION@", version)
-    with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as z:
-        z.writestr("manifest.json", json.dumps(manifest(version, meta["description"]), indent=2) + "\n")
-        z.writestr("server/main.py", entry)
+    with tempfile.TemporaryDirectory() as scratch:
+        built = wheel_file(wheel, version, Path(scratch))
+        entry = (ROOT / "scripts" / "mcpb" / "main.py").read_text(encoding="utf-8")
+        entry = entry.replace("@VERSION@", version).replace("@WHEEL@", built.name)
+        with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("manifest.json", json.dumps(manifest(version, meta["description"]), indent=2) + "\n")
+            z.writestr("server/main.py", entry)
+            z.write(built, f"server/{built.name}")
     return bundle
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "dist", help="folder for the bundle (default dist/)")
-    print(build(parser.parse_args().out))
+    parser.add_argument("--wheel", type=Path, help="memtools' wheel to put in the bundle (default: build one)")
+    args = parser.parse_args()
+    print(build(args.out, args.wheel))
     return 0
 
 

@@ -40,3 +40,12 @@ def fresh_memory(tmp_path):
     """An empty writable memory, for tests that change it."""
     with Memory.create(tmp_path / "memory", TestEmbedder(64)) as memory:
         yield memory
+
+
+@pytest.fixture(scope="session")
+def quickstart(tmp_path_factory):
+    """The README's quick start, run once per session (tests/sample_support.py): its output and the sample
+    memories it wrote."""
+    from sample_support import run_quickstart
+
+    return run_quickstart(tmp_path_factory.mktemp("quickstart"))

@@ -73,3 +73,26 @@ def python_blocks(page: Path) -> list[str]:
     """The source of every ```python block of the page."""
     _, blocks = _prose_and_blocks(page.read_text(encoding="utf-8"))
     return [source for lang, source in blocks if lang in ("python", "py", "pycon")]
+
+
+def fenced_blocks(page: Path) -> list[tuple[int, str, str, str]]:
+    """(line of the opening fence, language, source dedented, the last non-blank line before the fence) of every
+    fenced block of the page."""
+    import textwrap
+
+    found: list[tuple[int, str, str, str]] = []
+    fence: str | None = None
+    lang, body, start, before = "", [], 0, ""
+    last = ""
+    for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        m = _FENCE.match(line)
+        if fence is None and m:
+            fence, lang, body, start, before = m.group(1), m.group(2).lower(), [], n, last
+        elif fence is not None and line.strip().startswith(fence):
+            found.append((start, lang, textwrap.dedent("\n".join(body)), before))
+            fence, last = None, line.strip()
+        elif fence is not None:
+            body.append(line)
+        elif line.strip():
+            last = line.strip()
+    return found

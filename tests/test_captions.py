@@ -150,3 +150,32 @@ def test_the_bundled_week_answers_across_days_and_entity_tools_say_captions_hold
         for call in (lambda: tools.get_entity_timeline(name="keys"), lambda: tools.search_entities("keys")):
             with pytest.raises(ToolError, match="holds no entities"):
                 call()
+
+
+def test_imported_subtitles_are_the_transcript_with_their_speakers(tmp_path, capsys):
+    """`memtools import-captions talk.srt` (docs/use-with-claude.md): the cues are what was said, so
+    get_transcript reads them, with the speaker a cue names, as after `memtools build --subtitles`."""
+    from memtools.cli import main
+    from memtools.store import Memory
+    from memtools.tools import MemoryTools
+
+    srt = tmp_path / "talk.srt"
+    srt.write_text("1\n00:00:01,000 --> 00:00:04,000\nANNA: Welcome to the kitchen.\n\n"
+                   "2\n00:00:05,000 --> 00:00:09,000\nFirst we chop the onions.\n\n"
+                   "3\n00:00:10,000 --> 00:00:12,000\n[Music] The oil is hot.\n", encoding="utf-8")
+    vtt = tmp_path / "panel.vtt"
+    vtt.write_text("WEBVTT\n\n00:01.000 --> 00:03.000\n<v Roger Bingham>We are here\n<v Neil>Hello\n",
+                   encoding="utf-8")
+    memory = tmp_path / "m"
+    assert main(["import-captions", str(srt), str(vtt), "--memory", str(memory), "--embedder", "test:32",
+                 "--no-progress"]) == 0
+    assert "and 5 subtitle line(s) as the transcript" in capsys.readouterr().out
+    with Memory.open(memory) as m:
+        tools = MemoryTools(m)
+        said = tools.get_transcript("talk", 0, 60)
+        assert [(u.text, u.speaker) for u in said.lines] == [
+            ("Welcome to the kitchen.", "ANNA"), ("First we chop the onions.", None), ("[Music] The oil is hot.", None)]
+        assert "ANNA: Welcome to the kitchen." in said.render()
+        panel = tools.get_transcript("panel", 0, 60)
+        assert [(u.text, u.speaker) for u in panel.lines] == [("We are here", "Roger Bingham"), ("Hello", "Neil")]
+        assert len(tools.get_subgraph("talk/macro_0000").events) == 3  # the cues stay micro-events too

@@ -49,3 +49,22 @@ def test_every_kind_of_difference_is_printed(tmp_path):
 def test_a_line_that_is_not_a_pin_is_refused(tmp_path):
     out = _check(tmp_path, ["numpy>=1"])
     assert out.returncode == 1 and "is not NAME==VERSION" in out.stderr
+
+
+def test_an_optional_extra_that_is_not_installed_is_left_out(tmp_path):
+    """The README's install has no [faces]; constraints.txt pins it for .ci/run. Its pins count only once one of
+    its packages is installed."""
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project.optional-dependencies]\nfaces = ["no-such-face-lib>=1", "no_such_face_models"]\n'
+                         'dev = ["pytest"]\n')
+    pins = _pins_of_this_env() + ["no-such-face-lib==1.0", "no-such-face-models==0.3"]
+    path = tmp_path / "constraints.txt"
+    path.write_text("\n".join(pins) + "\n")
+    out = subprocess.run([sys.executable, str(SCRIPT), str(path), "--pyproject", str(pyproject)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "not checked: the extra [faces] (no-such-face-lib, no-such-face-models)" in out.stdout
+    pyproject.write_text('[project.optional-dependencies]\nfaces = ["no-such-face-lib>=1", "pytest"]\n')
+    out = subprocess.run([sys.executable, str(SCRIPT), str(path), "--pyproject", str(pyproject)],
+                         capture_output=True, text=True, timeout=60)  # half installed: checked, and missing
+    assert out.returncode == 1 and "- no-such-face-lib==1.0  (pinned, not installed)" in out.stdout

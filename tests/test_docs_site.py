@@ -42,7 +42,7 @@ def test_a_broken_anchor_fails_the_build(tmp_path):
     assert "no-such-heading" in done.stdout + done.stderr
 
 
-QUICK_START = ('python3 -m venv .venv && . .venv/bin/activate && pip install -c constraints.txt -e ".[dev]" '
+QUICK_START = ('python3 -m venv .venv && . .venv/bin/activate && bash scripts/install-dev.sh '
                '&& bash examples/quickstart.sh')
 TEST_COMMAND = ". .venv/bin/activate && python -m pytest -q"
 

@@ -15,6 +15,7 @@ import pytest
 from mcp import StdioServerParameters
 
 import memtools
+from bundle_support import build_bundle
 from mcp_support import Client, shared_memory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,10 +29,7 @@ def memory(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "build-mcpb.py"), "--out", str(out)],
-                          capture_output=True, text=True, check=True)
-    return Path(done.stdout.strip())
+    return build_bundle(tmp_path_factory.mktemp("dist"))
 
 
 def test_the_bundle_is_a_zip_with_an_mcpb_manifest(bundle):

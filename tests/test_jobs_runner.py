@@ -107,4 +107,5 @@ def test_max_cost_without_a_price_for_the_model_fails_at_start(tmp_path, videos)
 def test_a_damaged_jobs_file_is_kept_aside_and_the_server_goes_on(tmp_path):
     (tmp_path / "jobs.json").write_text("{not json")
     book = JobBook(tmp_path)
-    assert book.all() == [] and (tmp_path / "jobs.json.unreadable").exists()
+    assert book.all() == [] and [p.name.split("-")[0] for p in tmp_path.glob("jobs.json.damaged-*")] == [
+        "jobs.json.damaged"]

@@ -13,12 +13,20 @@ LangChain/Anthropic ``input_tokens``/``output_tokens``). When a server sends non
 estimated from the text (about four characters a token, plus a flat amount per image) and
 every total built on an estimate says so.
 
-Prices are never shipped: ``PriceTable`` reads a file the user writes (``--prices FILE``,
-``$MEMTOOLS_PRICES``, or ``prices.toml`` / ``prices.json`` in the memory folder)::
+Prices come from two places, the user's first (``PriceTable.load``):
 
-    [models."gpt-4o-mini"]        # US dollars per million tokens
-    input = 0.15
-    output = 0.60
+* a file the user writes (``--prices FILE``, ``$MEMTOOLS_PRICES``, or ``prices.toml`` /
+  ``prices.json`` in the memory folder); its entry for a model always wins::
+
+      [models."gpt-4o-mini"]        # US dollars per million tokens
+      input = 0.15
+      output = 0.60
+
+* else the maintained table of the ``genai-prices`` package (pydantic's, released about monthly):
+  its data ships inside the installed package and is read from there, never fetched
+  (``genai_prices.UpdatePrices`` is not used). A model it does not know (a local or self-served
+  model, a replay) has no price, as before; ``pip install -U genai-prices`` brings newer prices.
+  Every priced total names where its price came from (``PriceTable.source_of``).
 """
 
 from __future__ import annotations
@@ -28,8 +36,9 @@ import os
 import sys
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +53,7 @@ CHARS_PER_TOKEN = 4
 IMAGE_TOKENS = 765  # a 512x512-ish frame in OpenAI's accounting; only used when a server reports no usage
 OTHER = "_other"
 PRICES_ENV = "MEMTOOLS_PRICES"
+MAINTAINED = "genai-prices"
 _lock = threading.Lock()
 _STAGE_OF_STEP = {"window": "segment", "macro": "extract", "chunk": "aggregate", "root": "aggregate"}  # old records
 
@@ -138,22 +148,88 @@ def collect(memory_path: str | os.PathLike) -> list[CostRow]:
     return list(rows.values())
 
 
-class PriceTable:
-    """US dollars per million input / output tokens, per model name, from a user-written file."""
+@lru_cache(maxsize=256)
+def maintained_price(model: str) -> tuple[float, float, str] | None:
+    """``(input, output, what)`` for ``model`` from genai-prices' bundled table: US dollars per million tokens and
+    the provider and model it matched (``"openai gpt-4o-mini"``); None for a model it does not know, or without it.
 
-    def __init__(self, prices: Mapping[str, tuple[float, float]], source: str = "") -> None:
-        self.prices = dict(prices)
+    Priced at a thousand tokens each way and scaled, so a model with tiers gets the price of a call's size, not of
+    a million-token prompt's. Reads the data in the installed package; nothing is fetched."""
+    if not model or model == "unknown" or ":" in model:  # "replay:...", "python:...": no hosted model
+        return None
+    try:
+        from genai_prices import Usage, calc_price
+    except ImportError:  # Python 3.10 gets an older release; a stripped install may have none
+        return None
+    try:
+        found = calc_price(Usage(input_tokens=1000, output_tokens=1000), model)
+    except (LookupError, ValueError):
+        return None
+    return (float(found.input_price) * 1000, float(found.output_price) * 1000,
+            f"{found.provider.id} {found.model.id}")
+
+
+def maintained_version() -> str:
+    """``genai-prices 0.2.5``: the maintained table's package and version ("" when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{MAINTAINED} {version(MAINTAINED)}"
+    except PackageNotFoundError:
+        return ""
+
+
+class Prices(Mapping[str, tuple[float, float]]):
+    """A model's (input, output) price: the user's entry, else the maintained table's (when asked for). Iterating
+    gives the user's models only (the maintained table is looked up by name, not listed)."""
+
+    def __init__(self, user: Mapping[str, tuple[float, float]], maintained: bool) -> None:
+        self.user, self.maintained = dict(user), maintained
+
+    def __getitem__(self, model: str) -> tuple[float, float]:
+        if model in self.user:
+            return self.user[model]
+        found = maintained_price(model) if self.maintained else None
+        if found is None:
+            raise KeyError(model)
+        return found[0], found[1]
+
+    def __contains__(self, model: object) -> bool:
+        return isinstance(model, str) and self.get(model) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.user)
+
+    def __len__(self) -> int:
+        return len(self.user)
+
+
+class PriceTable:
+    """US dollars per million input / output tokens, per model name: the user's file, else (``maintained``) the
+    genai-prices table. ``PriceTable.load`` gives both; a table made by hand has only what it is given."""
+
+    def __init__(self, prices: Mapping[str, tuple[float, float]], source: str = "", *,
+                 maintained: bool = False) -> None:
+        self.prices = Prices(prices, maintained)
         self.source = source
+
+    def source_of(self, model: str) -> str:
+        """Where ``model``'s price comes from: the user's file, ``genai-prices 0.2.5 (openai gpt-4o-mini)``, or ""."""
+        if model in self.prices.user:
+            return self.source or "the given price table"
+        found = maintained_price(model) if self.prices.maintained else None
+        return f"{maintained_version()} ({found[2]})" if found is not None else ""
 
     @classmethod
     def load(cls, memory_path: str | os.PathLike | None = None, path: str | os.PathLike | None = None) -> PriceTable:
-        """From ``path``, else ``$MEMTOOLS_PRICES``, else ``prices.toml``/``prices.json`` in the memory; else empty."""
+        """From ``path``, else ``$MEMTOOLS_PRICES``, else ``prices.toml``/``prices.json`` in the memory (or none);
+        the models it does not name are priced from the maintained table (genai-prices)."""
         chosen = path or os.environ.get(PRICES_ENV)
         if chosen is None and memory_path is not None:
             chosen = next((Path(memory_path) / n for n in ("prices.toml", "prices.json")
                            if (Path(memory_path) / n).is_file()), None)
         if chosen is None:
-            return cls({})
+            return cls({}, maintained=True)
         chosen = Path(chosen)
         try:
             text = chosen.read_text(encoding="utf-8")
@@ -174,7 +250,7 @@ class PriceTable:
             except (TypeError, KeyError, ValueError) as exc:
                 raise ConfigError(f"{chosen}: model {name!r} needs numbers 'input' and 'output' "
                                   f"(dollars per million tokens): {exc}") from exc
-        return cls(prices, str(chosen))
+        return cls(prices, str(chosen), maintained=True)
 
     def cost(self, model: str, tally: Tally) -> float | None:
         price = self.prices.get(model)
@@ -215,11 +291,11 @@ def render_costs(rows: Iterable[CostRow], prices: PriceTable) -> str:
     for model, t in sorted(by_model.items()):
         cost = prices.cost(model, t)
         total += cost or 0.0
-        shown = f"${cost:.4f}" if cost is not None else "no price"
+        shown = f"${cost:.4f} ({prices.source_of(model)})" if cost is not None else "no price"
         flag = " (estimated)" if t.estimated else ""
         lines.append(f"  {model}: {t.calls} call(s), {t.tokens_in:,} in + {t.tokens_out:,} out = {shown}{flag}")
     lines.append(f"TOTAL ${total:.4f}" + (f" (no price for {', '.join(sorted(unpriced))})" if unpriced else ""))
-    if not prices.source:
+    if unpriced and not prices.source:
         lines.append(f"No price table: write prices.toml in the memory folder, set ${PRICES_ENV} or pass "
                      "--prices FILE ([models.\"NAME\"] input = ..., output = ... dollars per million tokens).")
     return "\n".join(lines)

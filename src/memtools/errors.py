@@ -17,6 +17,8 @@ Two audiences react to errors, so there are two branches:
     ├── EmbeddingError             an embedder failed
     ├── SpeechError                a speech recogniser failed for good (model, server)
     ├── RerankError                a reranker failed or answered something unusable (search falls back)
+    ├── WallClockError             (memtools.wallclock, also a ValueError) a recording time, zone or
+    │                              pattern that cannot be read, or a time a memory cannot hold
     └── BuildError                 the construction pipeline could not finish
 
     ToolError                      model-facing: written for an LLM to read and act on

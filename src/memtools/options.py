@@ -95,8 +95,10 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
                         "$XDG_CACHE_HOME/memtools/replicas or ~/.cache/memtools/replicas)")
     p.add_argument("--allow-writes", action="store_true",
                    help="serve the tools that change the memory (add_note, rename_entity, merge_entities, "
-                        "split_entity, forget_video, undo_change; each recorded in `memtools log` and undoable); "
-                        "over HTTP only tokens of --write-token-env, or with the memtools:write scope, may use them")
+                        "split_entity, forget_video, label_person, forget_person, undo_change, list_changes; each "
+                        "recorded in `memtools log`, all undoable but forget_person; with --allow-root or "
+                        "--allow-urls also add_video, get_job, list_jobs, estimate_build); over HTTP only tokens "
+                        "of --write-token-env, or with the memtools:write scope, may use them")
     g = p.add_argument_group("HTTP security")
     g.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                    help="also accept requests whose Host header names NAME (loopback names and the --host address "

@@ -26,8 +26,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from memtools.ontology import (  # noqa: F401 - re-exported: the vocabulary is part of the schema
     ENDPOINTS,
@@ -172,11 +181,26 @@ class MacroEvent(_Timed):
 
 
 class Grounding(_Model):
-    """Where an entity is most clearly visible."""
+    """Where an entity is most clearly visible, and (``entity_id``) which canonical entity it is.
+
+    ``entity_id`` (``<video>/entity_003``) is set on every mention of a video once a change tool
+    (``memtools.changes``) has written it: the canonical ids the assistant read then stay the
+    entities' ids on every later write (``memtools.store.tables.entities``). It lives here, in a
+    JSON column, so no graph engine needs a new column; it is left out of dumps while unset, so a
+    graph never changed keeps the digest it had.
+    """
 
     primary_time: float | None = Field(default=None, ge=0)
     distinctive_features: list[str] = Field(default_factory=list)
     spatial_hint: str = ""
+    entity_id: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_id(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("entity_id") is None:
+            data.pop("entity_id", None)
+        return data
 
 
 class Entity(_Model):

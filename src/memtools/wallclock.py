@@ -19,25 +19,87 @@ Where a recording start comes from, first found wins (``RecordingRule.resolve``)
 A time without a zone (a file name, a sidecar without offset) is taken in ``--timezone`` (an IANA
 name such as ``Europe/Paris`` or an offset ``+01:00``; default: this machine's zone); a UTC time
 from container metadata is shown in that zone too, so a video's *day* is the local calendar day.
+
+Every start, whichever way it came, passes ``check_span`` before a write begins: a time the store
+cannot hold (past ``LATEST`` or before ``EARLIEST``, once in UTC and with the video's duration
+added) is refused by name, never left to overflow half-way through a write.
 """
 
 from __future__ import annotations
 
+import logging
+import math
+import os
 import re
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from memtools.errors import MemtoolsError
+
 SIDECAR_SUFFIX = ".recorded_at"
+SIDECAR_MAX_BYTES = 200
+"""A sidecar holds one time; a larger file is refused unread (it is not a sidecar, and its content
+is never printed)."""
+EXCERPT = 60  # characters of a file's content an error message may show
+EARLIEST = datetime(1, 1, 2, tzinfo=timezone.utc)
+LATEST = datetime(9998, 12, 31, 23, 59, 59, tzinfo=timezone.utc)
+"""The times a memory holds: every instant of a recording (its start and its end, in UTC) within
+0001-01-02 .. 9998-12-31. Python's ``datetime`` stops at the years 1 and 9999; the store derives from
+each start its UTC form (up to a day away, offsets run to +-23:59), its end (plus the duration) and
+whole-day windows (plus a day), and ``list_videos``' open windows run from 0001-01-02 to 9999-12-30.
+This range leaves a day's margin below and a year above, so none of those overflows and an open
+window covers every stored video. It is no plausibility range (1900..2200 would refuse digitised
+footage of the 1890s): only what can be computed is refused."""
+MAX_DURATION = 10 * 365.25 * 86400.0
+"""Seconds: a longer (or non-finite) duration cannot be laid on the clock (no recording runs ten years)."""
 NO_TIME = "no recording time"
 _FIELDS = {"Y": r"\d{4}", "m": r"\d{2}", "d": r"\d{2}", "H": r"\d{2}", "M": r"\d{2}", "S": r"\d{2}",
            "y": r"\d{2}", "j": r"\d{3}", "f": r"\d{1,6}", "z": r"[+-]\d{2}:?\d{2}|Z", "b": r"[A-Za-z]{3}",
            "%": "%"}
 
 
-class WallClockError(ValueError):
-    """A recording time, zone or pattern that cannot be read (its text says what to give instead)."""
+class WallClockError(MemtoolsError, ValueError):
+    """A recording time, zone or pattern that cannot be read or held (its text says what to give
+    instead). A ``MemtoolsError``, so the CLI and the job runner print it as a message, no traceback."""
+
+
+def excerpt(text: str) -> str:
+    """At most ``EXCERPT`` characters of a file's content, as ``repr``: an error names what it read
+    without dumping a file the user pointed at."""
+    shown = repr(text)
+    return shown if len(shown) <= EXCERPT else shown[:EXCERPT - 3] + "..."
+
+
+def check_span(start: datetime, duration: float, what: str) -> datetime:
+    """``start`` again when the recording (``duration`` seconds from it) lies within ``EARLIEST`` ..
+    ``LATEST`` in UTC; else a ``WallClockError`` naming ``what`` (e.g. "--recorded-at '...'").
+    Computed without date arithmetic that could overflow: this is the check that runs before a write."""
+    if not (isinstance(duration, int | float) and math.isfinite(duration) and 0 <= duration <= MAX_DURATION):
+        raise WallClockError(f"{what}: the video's duration {duration!r} s is not a length a recording time can "
+                             "be laid on (a finite number of seconds, at most ten years): give the video a real "
+                             "duration, or no recording time")
+    try:
+        in_utc = start.astimezone(timezone.utc)
+    except (OverflowError, ValueError):  # its offset moves it past year 1 or 9999
+        in_utc = LATEST + timedelta(seconds=1) if start.year > 5000 else EARLIEST - timedelta(seconds=1)
+    if in_utc < EARLIEST:
+        raise WallClockError(f"{what} is before {_z(EARLIEST)}, the earliest time a memory can hold (in UTC): "
+                             "give a later time")
+    if in_utc > LATEST:
+        raise WallClockError(f"{what} is past {_z(LATEST)}, the latest time a memory can hold (in UTC): give an "
+                             "earlier time")
+    if (LATEST - in_utc).total_seconds() < duration:
+        raise WallClockError(f"{what} plus the video's {duration:g} s runs past {_z(LATEST)}, the latest time a "
+                             "memory can hold (in UTC): give an earlier time")
+    return start
+
+
+def _z(value: datetime) -> str:
+    """A UTC instant as ``0001-01-02T00:00:00Z`` (``strftime`` drops the year's zeros on some systems)."""
+    return value.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def parse_zone(text: str | None) -> tzinfo:
@@ -47,6 +109,10 @@ def parse_zone(text: str | None) -> tzinfo:
         return local if local is not None else timezone.utc
     m = re.fullmatch(r"([+-])(\d{1,2}):?(\d{2})", text.strip())
     if m:
+        if int(m[2]) > 23 or int(m[3]) > 59:
+            raise WallClockError(f"{excerpt(text)} is not a UTC offset: an offset runs from -23:59 to +23:59 (real "
+                                 "zones from -12:00 to +14:00); give e.g. '+01:00' or an IANA name such as "
+                                 "'Europe/Paris'")
         delta = timedelta(hours=int(m[2]), minutes=int(m[3]))
         return timezone(delta if m[1] == "+" else -delta)
     if text.strip().upper() in ("UTC", "Z"):
@@ -54,7 +120,7 @@ def parse_zone(text: str | None) -> tzinfo:
     try:
         return ZoneInfo(text.strip())
     except (ZoneInfoNotFoundError, ValueError):
-        raise WallClockError(f"unknown time zone {text!r}: give an IANA name such as 'Europe/Paris' or an "
+        raise WallClockError(f"unknown time zone {excerpt(text)}: give an IANA name such as 'Europe/Paris' or an "
                              "offset such as '+01:00'") from None
 
 
@@ -65,7 +131,7 @@ def parse_time(text: str, zone: tzinfo | None = None) -> datetime:
     try:
         value = datetime.fromisoformat(raw[:-1] + "+00:00" if raw.endswith(("Z", "z")) else raw)
     except ValueError:
-        raise WallClockError(f"{text!r} is not a date or time: write ISO 8601, e.g. '2026-11-20T14:00+01:00' "
+        raise WallClockError(f"{excerpt(text)} is not a date or time: write ISO 8601, e.g. '2026-11-20T14:00+01:00' "
                              "or '2026-11-20 14:00'") from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=zone or parse_zone(None))
@@ -132,15 +198,53 @@ def from_name(name: str, pattern: str, zone: tzinfo) -> datetime | None:
     return None
 
 
+def sidecar_of(video: Path) -> Path:
+    return video.with_name(video.name + SIDECAR_SUFFIX)
+
+
 def from_sidecar(video: Path, zone: tzinfo) -> datetime | None:
-    side = video.with_name(video.name + SIDECAR_SUFFIX)
-    if not side.is_file():
+    """The time in the video's sidecar (None: it has none). A sidecar that is there but unusable is
+    refused by name: silently falling back to the file name or metadata would hide the mistake.
+
+    A sidecar that is a link is followed (git-annex and dataset link farms keep files as links), but
+    an error never shows a linked file's content, and an unlinked one's only as a short excerpt: the
+    message may reach a caller (an MCP job) who should not read the files the link points at."""
+    side = sidecar_of(video)
+    if not os.path.lexists(side):
         return None
-    text = side.read_text(encoding="utf-8", errors="replace").strip()
+    linked = side.is_symlink()
+    text = _read_sidecar(side, linked)
     try:
         return parse_time(text, zone)
-    except WallClockError as exc:
-        raise WallClockError(f"{side}: {exc}") from None
+    except WallClockError:
+        held = "it is a link, its content is not shown," if linked else f"it holds {excerpt(text)},"
+        raise WallClockError(f"sidecar {side}: {held} which is not a date and time; write one ISO 8601 time in "
+                             "it, e.g. '2026-11-20T14:03:00+01:00', or remove it") from None
+
+
+def _read_sidecar(side: Path, linked: bool) -> str:
+    """A sidecar's text, read with a size cap, from a regular file only (never a pipe or device)."""
+    fix = "write one ISO 8601 time in it (e.g. '2026-11-20T14:03:00+01:00') or remove it"
+    link = " (a link)" if linked else ""
+    try:
+        fd = os.open(side, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise WallClockError(f"sidecar {side}{link} cannot be read ({exc.strerror}): {fix}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise WallClockError(f"sidecar {side}{link} is not a regular file: {fix}")
+        data = b""
+        while len(data) <= SIDECAR_MAX_BYTES and (chunk := os.read(fd, SIDECAR_MAX_BYTES + 1 - len(data))):
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > SIDECAR_MAX_BYTES:
+        raise WallClockError(f"sidecar {side}{link} is larger than {SIDECAR_MAX_BYTES} bytes, so it was not read "
+                             f"(a sidecar holds one time): {fix}")
+    try:
+        return data.decode("utf-8-sig").strip()
+    except UnicodeDecodeError:
+        raise WallClockError(f"sidecar {side}{link} is not UTF-8 text: {fix}") from None
 
 
 def from_container(video: Path) -> datetime | None:
@@ -177,24 +281,61 @@ class RecordingRule:
 
     @classmethod
     def from_args(cls, recorded_at: str | None, pattern: str | None, zone: str | None) -> RecordingRule:
+        """The flags' rule; a bad zone, pattern or time (one the store cannot hold even for a video of no
+        length) is refused here, before anything is written."""
         tz = parse_zone(zone) if zone else None
         if pattern:
-            pattern_regex(pattern)  # a bad pattern is refused before anything is written
-        return cls(given=parse_time(recorded_at, tz) if recorded_at else None, pattern=pattern or None, zone=tz)
+            pattern_regex(pattern)
+        given = parse_time(recorded_at, tz) if recorded_at else None
+        if given is not None:
+            check_span(given, 0.0, f"--recorded-at {recorded_at!r}")
+        return cls(given=given, pattern=pattern or None, zone=tz)
 
-    def resolve(self, source: str | Path | None, video_id: str, stated: str | None = None) -> str | None:
-        """The recording start of one video as stored (ISO 8601 with offset), or None."""
-        zone = self.zone or parse_zone(None)
-        found = self.given or start_of(stated)
-        path = Path(source) if source else None
-        if found is None and path is not None and path.is_file():
-            found = from_sidecar(path, zone)
-        if found is None and self.pattern:
-            found = from_name(path.name if path is not None else video_id, self.pattern, zone)
-            if found is None and path is not None:
-                found = from_name(video_id, self.pattern, zone)
-        if found is None and path is not None and path.is_file():
-            found = from_container(path)
-            if found is not None:
-                found = found.astimezone(zone)
+    def resolve(self, source: str | Path | None, video_id: str, stated: str | None = None,
+                duration: float = 0.0) -> str | None:
+        """The recording start of one video as stored (ISO 8601 with offset), or None; a start that
+        the store cannot hold with the video's ``duration`` is refused by where it came from."""
+        found = self._find(source, video_id, stated, duration)
         return iso(found) if found is not None else None
+
+    def _find(self, source: str | Path | None, video_id: str, stated: str | None, duration: float) -> datetime | None:
+        zone = self.zone or parse_zone(None)
+        if self.given is not None:
+            return check_span(self.given, duration, f"--recorded-at {iso(self.given)!r}")
+        start = start_of(stated)
+        if start is not None:
+            return check_span(start, duration, f"recorded_at {stated!r} of video {video_id!r}")
+        path = Path(source) if source else None
+        if path is not None and path.is_file():
+            start = from_sidecar(path, zone)
+            if start is not None:
+                return check_span(start, duration, f"sidecar {sidecar_of(path)}: {iso(start)!r}")
+        if self.pattern:
+            for name in ([path.name] if path is not None else []) + [video_id]:
+                start = from_name(name, self.pattern, zone)
+                if start is not None:
+                    return check_span(start, duration, f"{name!r} read with --recorded-at-pattern {self.pattern!r} "
+                                      f"({iso(start)!r})")
+        if path is not None and path.is_file():
+            return _from_metadata(path, zone, duration)
+        return None
+
+
+_WARNED: set[str] = set()
+
+
+def _from_metadata(path: Path, zone: tzinfo, duration: float) -> datetime | None:
+    """The container's time in ``zone``; one the store cannot hold is skipped with a warning, as an
+    unset camera clock is: the file, not the user, said it, and the build goes on without it."""
+    start = from_container(path)
+    if start is None:
+        return None
+    try:
+        check_span(start, duration, f"the creation_time {iso(start)!r} of {path.name}")
+    except WallClockError as exc:
+        if str(exc) not in _WARNED:  # a build looks twice (before the model calls and at its write)
+            _WARNED.add(str(exc))
+            logging.getLogger(__name__).warning("%s; the video gets no recording time (give one with "
+                                                "--recorded-at or a sidecar %s)", exc, sidecar_of(path).name)
+        return None
+    return start.astimezone(zone)

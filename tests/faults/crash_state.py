@@ -192,7 +192,14 @@ def settle(case: dict) -> dict:
     ``first: rerun`` skips the first check: the same command runs again at once, as users do."""
     memory, args, alone = case["memory"], case["args"], case.get("isolated", False)
     out: dict = {"clean": False, "named": [], "stuck": "", "code": None, "state": None}
-    if case.get("first") == "rerun":  # what a user does first: the same command again at once, no check
+    if case.get("first") == "overlap":  # two runs of the command overlapped: no step of ours, only the outcome
+        return _after_overlap(case, out)
+    if case.get("first") == "reader":  # a tool call first, then the same command: the reader loses nothing
+        out["reader"] = _read_first(memory, alone, case.get("before", []))
+        if out["reader"].get("lost"):
+            out["stuck"] = f"the reader after the kill lost {out['reader']['lost'][:5]}: {out['reader']['said']}"
+            return out
+    if case.get("first") in ("rerun", "reader"):  # the same command again at once, no check
         out["clean"] = True
     elif not (Path(memory) / "memtools.json").exists():  # killed before it made the memory: nothing to check
         out["clean"] = True
@@ -221,9 +228,15 @@ def settle(case: dict) -> dict:
     if out["code"] != 0 and not any(s in output for s in case.get("done_when", [])):
         out["stuck"] = f"the same command again exited {out['code']}: {output[-900:]}"
         return out
+    return _checked(case, out, "the rerun")
+
+
+def _checked(case: dict, out: dict, after: str) -> dict:
+    """The end of every path: check clean, the operation's own verification, and what the memory holds."""
+    memory, alone = case["memory"], case.get("isolated", False)
     code, report = cli(["check", "--memory", memory], alone)
     if code != 0:
-        out["stuck"] = f"check after the rerun: {report[-900:]}"
+        out["stuck"] = f"check after {after}: {report[-900:]}"
         return out
     if case.get("verify"):
         code, said = cli(case["verify"], alone)
@@ -235,6 +248,29 @@ def settle(case: dict) -> dict:
     except Exception as exc:  # a refusal to read is a finding
         out["stuck"] = f"describe: {type(exc).__name__}: {exc}"
     return out
+
+
+def _read_first(memory: str, alone: bool, before: list[str]) -> dict:
+    """A tool call right after the kill (it may finish the killed write's recovery itself): every video
+    that was ready before the killed command must still be listed (``before``: the case's start)."""
+    if not (Path(memory) / "memtools.json").exists():
+        return {"said": "no memory yet", "lost": []}
+    code, said = cli(["tool", "list_videos", "--memory", memory, "--limit", "200"], alone)
+    listed = set(re.findall(r"^- (\S+) \[", said, re.M))
+    return {"code": code, "said": said[-400:], "lost": sorted(set(before) - listed) if code == 0 else before}
+
+
+def _after_overlap(case: dict, out: dict) -> dict:
+    """Both runs have ended: each exit says what happened (0, or the first killed: -9), check is clean at
+    once, and the memory equals the uninterrupted one (``judge``)."""
+    exits = case.get("exits", [])
+    out["clean"] = True
+    found_done = any(text in case.get("stderr", "") for text in case.get("done_when", []))  # "already one entity"
+    if not found_done and (any(code not in (0, -9) for code in exits) or exits[-1:] != [0]):
+        out["stuck"] = f"overlapping runs exited {exits}: {case.get('stderr', '')[-700:]}"
+        return out
+    out["code"] = 0
+    return _checked(case, out, "overlapping runs")
 
 
 def settle_all(plan_file: str, out_file: str) -> None:

@@ -31,14 +31,19 @@ WRITER = textwrap.dedent("""
     from memtools.embed.testing import TestEmbedder
     from memtools.store import Memory
     from memtools.testing import kitchen_graph
+    graph = kitchen_graph(sys.argv[2])
+    if len(sys.argv) > 3:
+        graph.video = graph.video.model_copy(update={"title": sys.argv[3]})
     with Memory.open(sys.argv[1], TestEmbedder(64)) as memory:
-        memory.write_video(kitchen_graph(sys.argv[2]))
+        memory.write_video(graph)
 """)
 
 
 def _killed_write(mem: Path, video_id: str, **fault: str) -> None:
+    title = fault.pop("WRITER_TITLE", None)
     env = {**os.environ, "PYTHONPATH": str(SRC), **fault}
-    done = subprocess.run([sys.executable, "-c", WRITER, str(mem), video_id], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-c", WRITER, str(mem), video_id, *([title] if title else [])],
+                          capture_output=True, text=True,
                           timeout=120, env=env)
     assert done.returncode == -9, done.stderr[-2000:]
 
@@ -55,21 +60,60 @@ def _engine_drops_the_data(mem: Path, video_id: str) -> None:
         graph.close()
 
 
-@pytest.mark.parametrize("video_id", ["k3", "kitchen"])  # a new video, and one replacing its old version
-def test_a_mark_whose_data_the_graph_lost_is_rolled_back_not_forward(mem, capsys, video_id):
-    _killed_write(mem, video_id, MEMTOOLS_FAULT_POINT="graph-committed")
-    _engine_drops_the_data(mem, video_id)
+def test_a_mark_whose_new_video_the_graph_lost_is_rolled_back_not_forward(mem, capsys):
+    _killed_write(mem, "k3", MEMTOOLS_FAULT_POINT="graph-committed")
+    _engine_drops_the_data(mem, "k3")
     with Memory.open(mem, EMBEDDER, recover=False) as memory:
         memory.finish_indexes()  # the next writer: recovers first
     code, out = check(mem, capsys)
     assert code == 0, out
-    listed = read_manifest(mem).videos
-    assert video_id not in listed  # never listed as ready while the graph lacks it
-    assert searchable(mem) == {"kitchen", "k2"} - {video_id}
+    assert "k3" not in read_manifest(mem).videos  # never listed as ready while the graph lacks it
+    assert searchable(mem) == {"kitchen", "k2"}
     with Memory.open(mem, EMBEDDER) as memory:  # the same write again lands whole
-        memory.write_video(kitchen_graph(video_id))
+        memory.write_video(kitchen_graph("k3"))
     assert check(mem, capsys)[0] == 0
-    assert searchable(mem) == {"kitchen", "k2", video_id}
+    assert searchable(mem) == {"kitchen", "k2", "k3"}
+
+
+def _titles(mem: Path) -> dict[str, str]:
+    from memtools.tools import MemoryTools
+
+    with Memory.open(mem, EMBEDDER) as memory:
+        return {v.video_id: v.title for v in MemoryTools(memory).list_videos().videos}
+
+
+def test_a_replace_whose_commit_the_engine_lost_keeps_the_old_version(mem, capsys):
+    """The engine kept the replace's DELETE and lost its COPY: the old version comes back whole from
+    the copy the write kept aside (memtools.store.writes.kept), nothing is removed, nothing is owed."""
+    before = _titles(mem)
+    _killed_write(mem, "kitchen", MEMTOOLS_FAULT_POINT="graph-committed", WRITER_TITLE="the new version")
+    _engine_drops_the_data(mem, "kitchen")
+    assert _titles(mem) == before  # a reader (it recovers first) finds the old version, not a gap
+    code, out = check(mem, capsys)
+    assert code == 0, out
+    assert searchable(mem) == {"kitchen", "k2"}
+    assert not (mem / ".write-kept").exists() and not (mem / "lost-videos.json").exists()
+
+
+def test_a_replace_whose_old_copy_is_unreadable_names_the_video_until_written_again(mem, capsys):
+    _killed_write(mem, "kitchen", MEMTOOLS_FAULT_POINT="graph-committed", WRITER_TITLE="the new version")
+    _engine_drops_the_data(mem, "kitchen")
+    (mem / ".write-kept").write_text("{cut short", encoding="utf-8")
+    code, out, _ = cli("recover", "--memory", str(mem), capsys=capsys)
+    assert code == 0 and "kitchen" in out and "removed" in out
+    assert _titles(mem) == {"k2": _titles(mem)["k2"]}
+    code, out = check(mem, capsys)
+    assert code == 0 and "kitchen" in out and "write them again" in out, out
+    code, out, _ = cli("log", "--memory", str(mem), capsys=capsys)
+    assert "kitchen" in out and "write them again" in out
+    from memtools.tools import MemoryTools
+
+    with Memory.open(mem, EMBEDDER) as memory:
+        assert "kitchen" in MemoryTools(memory).list_videos().warning
+        memory.write_video(kitchen_graph("kitchen"))  # written again: no longer owed
+    assert not (mem / "lost-videos.json").exists()
+    code, out = check(mem, capsys)
+    assert code == 0 and "write them again" not in out
 
 
 def test_check_tells_a_pending_recovery_from_damage(mem, capsys):
@@ -208,3 +252,13 @@ def test_a_ladybug_checkpoint_cut_short_is_a_pending_recovery_not_a_busy_memory(
     assert read.returncode == 0 and read.stdout.split() == ["kitchen"], read.stderr[-2000:]
     assert not (path / "graph.lbug.wal.checkpoint").exists()
     assert _ladybug(main, "check", "--memory", str(path)).returncode == 0
+
+
+def test_a_manifest_cut_short_by_a_kill_after_the_last_write_is_cleared_by_the_next_open(mem, capsys):
+    """A kill inside the last fold's manifest write leaves ``.memtools-*.json``; the same import run again
+    finds every video landed and writes nothing, so the next open (any command) clears it."""
+    (mem / ".memtools-cut0short.json").write_text('{"version": 1, "vid', encoding="utf-8")
+    with Memory.open(mem, EMBEDDER):
+        pass
+    assert not list(mem.glob(".memtools-*.json"))
+    assert check(mem, capsys)[0] == 0

@@ -39,7 +39,8 @@ class Budget:
 
     def __post_init__(self) -> None:
         if self.max_cost is not None and self.prices.prices.get(self.model) is None:
-            raise ConfigError(f"--max-cost needs a price for {self.model!r}: add [models.\"{self.model}\"] "
+            raise ConfigError(f"--max-cost needs a price for {self.model!r} (genai-prices' table has none): add "
+                              f"[models.\"{self.model}\"] "
                               "input = ..., output = ... (dollars per million tokens) to prices.toml in the memory, "
                               "$MEMTOOLS_PRICES or --prices FILE")
 

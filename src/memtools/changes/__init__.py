@@ -3,7 +3,10 @@ forgetting a person (``label_person``, ``forget_person``: docs/people.md), and u
 
 Every change is journaled like a build (whole or not at all under ``kill -9``), recorded in the
 memory's change log (``changes.sqlite``: id, when, who, through which front end, what) and can be
-undone (``undo_change``; an undo of an undo redoes). See docs/writing.md.
+undone (``undo_change``; an undo of an undo redoes). Canonical entity ids stay across changes: a merge's
+other id answers with the kept one, a split's part gets a new id, and no id is handed out twice
+(``memtools.changes.ids``). A write whose target is not there, or would not change, is refused and not
+logged. See docs/writing.md.
 
     from memtools import Memory
     from memtools.changes import add_note, merge_entities, undo_change, change_log

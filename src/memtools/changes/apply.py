@@ -13,7 +13,8 @@ all under the memory's writer lock (``memtools.lock``, held across them):
    (``changes/<id>/frames/<video>/``, hard links where the file system allows);
 4. the memory's own journaled write (``Memory.write_video`` / ``delete_video``: all-or-nothing across
    lance and the graph engine, docs/storage.md);
-5. the log marks it ``done``.
+5. the log marks it ``done``; the ids the change made are kept in the ``IdLedger`` (never handed out again),
+   and the result says which canonical ids moved, are new or are gone (``memtools.changes.ids``).
 
 A kill before 4 commits leaves the old video and a pending row settled as ``abandoned``; after, the
 new video and a row settled as ``done``. "The old video" is verified, not trusted: settling an abandoned change
@@ -36,10 +37,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtools.changes.forgetting import FORGET, finish_forgetting
+from memtools.changes.ids import NO_ID_CHANGES, IdChanges, entity_groups, id_changes
 from memtools.changes.log import ChangeLog, change_seq
 from memtools.errors import MemoryBusy, ToolError, ToolNotFound
 from memtools.schema import VideoGraph
 from memtools.store.faults import fault_point
+from memtools.store.tables.id_ledger import IdLedger
 from memtools.tools.caller import require_write
 
 if TYPE_CHECKING:
@@ -77,13 +80,15 @@ class Edit:
 
 @dataclass(frozen=True)
 class Applied:
-    """A change that landed: its id, what it did, and the video afterwards (``None`` when forgotten)."""
+    """A change that landed: its id, what it did, the video afterwards (``None`` when forgotten) and what it did to
+    the video's canonical entity ids (``ids``: the ones to use now)."""
 
     change_id: str
     action: str
     summary: str
     video_id: str
     after: VideoGraph | None
+    ids: IdChanges = NO_ID_CHANGES
 
 
 def settle_pending(memory: Memory, log: ChangeLog) -> None:
@@ -140,6 +145,29 @@ def _staged_frames(memory: Memory, undone: str, video_id: str) -> dict[str, Path
     return {video_id: root} if (root / memory.frames_dir(video_id).relative_to(memory.path)).is_dir() else {}
 
 
+def _made_ids(groups: dict[str, list[str]], graph: VideoGraph | None) -> list[str]:
+    """The ids a video holds that the ledger keeps: its canonical ids, and its user-made mentions and events."""
+    if graph is None:
+        return list(groups)
+    carried = [e.grounding.entity_id for e in graph.entities if e.grounding.entity_id]
+    return [*groups, *carried, *(e.id for e in graph.entities), *(e.id for e in graph.events)]
+
+
+def _ids_after(memory: Memory, ledger: IdLedger, video_id: str, before: dict[str, list[str]], cid: str,
+               written: bool) -> IdChanges:
+    """What the change did to the video's canonical ids, kept in the ledger; none are reported for a video
+    forgotten or brought back whole."""
+    after = entity_groups(memory, video_id)
+    ledger.issue(after)
+    if not (before and written):
+        ledger.save()
+        return NO_ID_CHANGES
+    changed = id_changes(before, after)
+    ledger.move(changed.moved, cid)
+    ledger.save()
+    return changed
+
+
 def change(memory: Memory, video_id: str, make: Callable[[VideoGraph | None], Edit], *,
            undoes: str | None = None) -> Applied:
     """Apply the edit ``make`` computes from the video's current state, as one recorded change (module docstring)."""
@@ -149,6 +177,7 @@ def change(memory: Memory, video_id: str, make: Callable[[VideoGraph | None], Ed
         memory.finish_recovery()
         settle_pending(memory, log)
         before = read_video(memory, video_id)
+        groups = entity_groups(memory, video_id) if before is not None else {}
         edit = make(before)
         if edit.after is None and before is None:
             raise ToolNotFound(f"no video {video_id!r} in this memory; list_videos gives the ids")
@@ -160,6 +189,9 @@ def change(memory: Memory, video_id: str, make: Callable[[VideoGraph | None], Ed
         cid = log.begin(front_end=caller.front_end, who=caller.who, action=edit.action, summary=edit.summary,
                         video_id=video_id, before=before.model_dump_json() if before is not None else None,
                         after_digest=digest(edit.after), undoes=undoes)
+        ledger = IdLedger(memory.path)
+        ledger.issue([*_made_ids(groups, before), *_made_ids({}, edit.after)])
+        ledger.save()
         fault_point("change-recorded")
         try:
             if edit.after is None:
@@ -174,7 +206,8 @@ def change(memory: Memory, video_id: str, make: Callable[[VideoGraph | None], Ed
             raise
         fault_point("change-written")
         log.settle(cid, True)
-    return Applied(cid, edit.action, edit.summary, video_id, edit.after)
+        ids = _ids_after(memory, ledger, video_id, groups, cid, edit.after is not None)
+    return Applied(cid, edit.action, edit.summary, video_id, edit.after, ids)
 
 
 def undo(memory: Memory, target: str) -> Applied:

@@ -7,15 +7,17 @@
   video). It is embedded and found by ``search_nodes`` like any event, and every result shows it as the user's.
 - **Entities.** The graph holds *mentions* (``<macro>/ent_002``) that the write groups into canonical
   entities (``<video>/entity_003``, ``memtools.store.tables.entities``). A rename names every mention of the
-  entity; a merge joins a mention of each with ``IS_SAME_AS`` (the grouping always honours it); a
-  split cuts ``IS_SAME_AS`` edges between the parts and gives each part its own ``identity``
-  attribute, so neither the name nor the look of the mentions joins them again.
+  entity; a merge joins a mention of each with ``IS_SAME_AS`` and gives the other's mentions the kept
+  entity's id; a split cuts ``IS_SAME_AS`` edges between the parts, gives the part it takes a new id
+  and each part its own ``identity`` attribute, so neither the name nor the look of the mentions joins
+  them again. The edits get the video *pinned* (every mention carries its entity's id,
+  ``memtools.changes.ids``), so the ids of the entities they do not touch stay as they are.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from memtools.errors import ToolError, ToolNotFound
 from memtools.schema import Edge, EdgeCategory, Entity, MacroEvent, MicroEvent, VideoGraph, event_id
@@ -65,17 +67,34 @@ def _macro_at(graph: VideoGraph, t: float) -> MacroEvent:
     return min(graph.macros, key=lambda m: min(abs(m.t_start - t), abs(m.t_end - t)))
 
 
-def _next_note_id(graph: VideoGraph, macro_id: str) -> str:
-    taken = {e.id for e in graph.events}
-    n = NOTE_FIRST
-    while event_id(macro_id, n) in taken:
+def _never_issued(prefix: str) -> int:
+    return 0
+
+
+def next_user_id(make_id: Callable[[int], str], taken: set[str], floor: Callable[[str], int]) -> str:
+    """The next id of a user-made node (``make_id(n)``, from ``NOTE_FIRST``): after the highest the video holds
+    and the highest ever issued (``floor(prefix)``: an undone note's id is not handed out again)."""
+    prefix = make_id(NOTE_FIRST).removesuffix(str(NOTE_FIRST))
+    n = max(NOTE_FIRST, floor(prefix) + 1)
+    while make_id(n) in taken:
         n += 1
-    return event_id(macro_id, n)
+    return make_id(n)
 
 
-def with_note(graph: VideoGraph, text: str, *, t: float | None = None, entity: Entity | None = None) -> tuple[
-        VideoGraph, str]:
-    """The video with a note at moment ``t``, about ``entity``, or (neither) about the whole video; and its id."""
+def _same_note(graph: VideoGraph, macro_id: str, text: str, start: float, about: str, entity: Entity | None) -> str:
+    """The id of a note the video already has with this text at this place ("" when there is none)."""
+    about_entity = {e.target for e in graph.edges if entity is not None and e.source == entity.id}
+    for ev in graph.events:
+        if (ev.macro_id == macro_id and ev.event_type == NOTE_TYPE and ev.description == f"{NOTE_PREFIX}{text}"
+                and ev.t_start == start and ev.object == about and (entity is None or ev.id in about_entity)):
+            return ev.id
+    return ""
+
+
+def with_note(graph: VideoGraph, text: str, *, t: float | None = None, entity: Entity | None = None,
+              floor: Callable[[str], int] = _never_issued) -> tuple[VideoGraph, str]:
+    """The video with a note at moment ``t``, about ``entity``, or (neither) about the whole video; and its id.
+    The same note again at the same place is refused: it would change nothing."""
     out = graph.model_copy(deep=True)
     if entity is not None:
         macro = next(m for m in out.macros if m.id == entity.macro_id)
@@ -88,7 +107,10 @@ def with_note(graph: VideoGraph, text: str, *, t: float | None = None, entity: E
     else:
         macro = _macro_at(out, 0.0)
         start, end, about = 0.0, max(out.video.duration, macro.t_end), ""
-    nid = _next_note_id(out, macro.id)
+    same = _same_note(out, macro.id, text, start, about, entity)
+    if same:
+        raise ToolError(f"this note is already there ({same}); nothing to change")
+    nid = next_user_id(lambda n: event_id(macro.id, n), {e.id for e in out.events}, floor)
     out.events.append(MicroEvent(id=nid, video_id=out.video_id, macro_id=macro.id, event_type=NOTE_TYPE,
                                  subject=NOTE_SUBJECT, object=about, description=f"{NOTE_PREFIX}{text}",
                                  t_start=start, t_end=end))
@@ -112,8 +134,10 @@ def renamed(graph: VideoGraph, mention_ids: list[str], name: str) -> VideoGraph:
     name = " ".join(name.split())
     if not name:
         raise ToolError("the new name is empty; give the name to use, e.g. 'Tom'")
-    out = graph.model_copy(deep=True)
     wanted = set(mention_ids)
+    if all(e.name == name for e in graph.entities if e.id in wanted):
+        raise ToolError(f"this entity is already named {name!r}; nothing to change")
+    out = graph.model_copy(deep=True)
     for e in out.entities:
         if e.id in wanted:
             e.name = name
@@ -121,15 +145,17 @@ def renamed(graph: VideoGraph, mention_ids: list[str], name: str) -> VideoGraph:
 
 
 def merged(graph: VideoGraph, keep: list[str], other: list[str], keep_name: str) -> VideoGraph:
-    """``other``'s mentions joined to ``keep``'s, and named as ``keep`` is (``keep_name``, its shown name)."""
+    """``other``'s mentions joined to ``keep``'s: named as ``keep`` is (``keep_name``, its shown name), with its id."""
     if set(keep) & set(other):
         raise ToolError("these are already one entity; pass two different entities to merge")
     out = graph.model_copy(deep=True)
     first = mentions_of(out, keep)
+    kept_id = first[0].grounding.entity_id
     name = next((e.name for e in first if e.name), None) or keep_name
     identities = {e.attributes.get(IDENTITY) for e in first} - {None}
     identity = next(iter(identities)) if len(identities) == 1 else None
     for e in mentions_of(out, other):
+        e.grounding.entity_id = kept_id
         if name:
             e.name = name
         if identity is not None:
@@ -144,8 +170,9 @@ def merged(graph: VideoGraph, keep: list[str], other: list[str], keep_name: str)
     return out
 
 
-def split(graph: VideoGraph, group: list[str], part: list[str], new_name: str | None) -> VideoGraph:
-    """``part`` (mentions of the entity whose mentions are ``group``) made an entity of its own."""
+def split(graph: VideoGraph, group: list[str], part: list[str], new_name: str | None,
+          new_id: str | None = None) -> VideoGraph:
+    """``part`` (mentions of the entity whose mentions are ``group``) made an entity of its own, ``new_id``."""
     if not part:
         raise ToolError("name the mentions to split off (mention_ids, from get_entity_timeline)")
     outside = [p for p in part if p not in group]
@@ -165,10 +192,11 @@ def split(graph: VideoGraph, group: list[str], part: list[str], new_name: str | 
         mentions[i].attributes[IDENTITY] = base
     for i in part:
         mentions[i].attributes[IDENTITY] = label
+        mentions[i].grounding.entity_id = new_id
         if new_name:
             mentions[i].name = label
     return out
 
 
-__all__ = ["MAX_NOTE_CHARS", "NOTE_SUBJECT", "NOTE_TYPE", "check_note", "merged", "mentions_of", "parse_seconds",
-           "renamed", "split", "with_note"]
+__all__ = ["MAX_NOTE_CHARS", "NOTE_SUBJECT", "NOTE_TYPE", "check_note", "merged", "mentions_of", "next_user_id",
+           "parse_seconds", "renamed", "split", "with_note"]

@@ -10,6 +10,13 @@ change leaves it, and its ``state``:
 - ``done``: the write landed; ``undone_by`` names the change that undid it, if any;
 - ``abandoned``: the write never landed (killed or failed); the memory is as before it.
 
+Who and what are data, never layout: every text field is stored and shown as one line (``shown``: a control
+character, line separator, bidirectional override or lone surrogate escaped as ``\\n``, ``\\x1b``, ``\\u202e``,
+``\\ud800``; an identity that is not a string, which the OAuth verifier refuses already, as its JSON text), at
+most ``WHO_MAX`` characters for who and ``WHAT_MAX`` for what (cut with "…"). Rows an older version wrote are
+cleaned the same way when read, so neither a note nor an OAuth subject can make ``memtools log`` print a line that
+looks like another change.
+
 Like ``videos.sqlite``: rollback journal (never WAL), ``synchronous=FULL``, so a row is whole or
 absent after a kill. Written only under the memory's writer lock (``memtools.lock``).
 """
@@ -19,6 +26,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+import unicodedata
 import zlib
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -43,6 +51,52 @@ CREATE TABLE IF NOT EXISTS changes (
     undone_by TEXT
 )
 """
+
+
+WHO_MAX = 200
+"""Characters of who made a change (a user, token subject or client) kept and shown."""
+WHAT_MAX = 500
+"""Characters of a change's summary kept and shown."""
+NAME_MAX = 40
+"""Characters of a front end or action name."""
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+ELLIPSIS = "\u2026"
+
+
+def _escaped(char: str) -> str:
+    if char in _ESCAPES:
+        return _ESCAPES[char]
+    if char in _BIDI or unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp"):
+        code = ord(char)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return char
+
+
+def _as_json(value: object) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=True, sort_keys=True, default=str)
+    except (TypeError, ValueError):  # a circular structure, keys that cannot be sorted
+        return repr(value)
+
+
+def shown(value: object, limit: int) -> str:
+    """``value`` as one line of data, at most ``limit`` characters: a non-string as its JSON text; control
+    characters, line and paragraph separators, bidirectional controls and lone surrogates escaped (``\\n``,
+    ``\\x1b``, ``\\u2028``, ``\\ud800``); cut with "…" (never inside an escape) when longer."""
+    text = value if isinstance(value, str) else _as_json(value)
+    out: list[str] = []
+    used = 0
+    for char in text[:limit + 1]:  # escapes only grow: what is past the limit is never shown
+        piece = _escaped(char)
+        if used + len(piece) > limit:
+            while used + len(ELLIPSIS) > limit and out:  # room for the ellipsis
+                used -= len(out.pop())
+            out.append(ELLIPSIS)
+            break
+        out.append(piece)
+        used += len(piece)
+    return "".join(out)
 
 
 def change_id(seq: int) -> str:
@@ -77,8 +131,14 @@ class Change:
     def when(self) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.at))
 
+    def record(self) -> dict[str, object]:
+        """The change as data (``memtools log --json``: one JSON object per line)."""
+        return {"id": self.id, "at": self.at, "when": self.when, "who": self.who, "front_end": self.front_end,
+                "action": self.action, "summary": self.summary, "video_id": self.video_id, "state": self.state,
+                "undoes": self.undoes, "undone_by": self.undone_by}
+
     def line(self) -> str:
-        """One line for ``memtools log``."""
+        """One line for ``memtools log`` (its fields are one line each: ``shown``)."""
         state = {"pending": " (pending)", "abandoned": " (did not land)"}.get(self.state, "")
         undone = f" [undone by {self.undone_by}]" if self.undone_by else ""
         return (f"{self.id}  {self.when}  {self.who} via {self.front_end}  {self.action}: {self.summary}"
@@ -89,7 +149,10 @@ _COLUMNS = "seq, at, front_end, who, action, summary, video_id, after_digest, st
 
 
 def _change(row: tuple) -> Change:
-    return Change(change_id(row[0]), *row[1:])
+    """A row as a ``Change``, its texts ``shown`` (rows written before they were cleaned when stored, too)."""
+    seq, at, front_end, who, action, summary, *rest = row
+    return Change(change_id(seq), at, shown(front_end, NAME_MAX), shown(who, WHO_MAX), shown(action, NAME_MAX),
+                  shown(summary, WHAT_MAX), *rest)
 
 
 class ChangeLog:
@@ -112,8 +175,10 @@ class ChangeLog:
 
     def begin(self, *, front_end: str, who: str, action: str, summary: str, video_id: str,
               before: str | None, after_digest: str | None, undoes: str | None = None) -> str:
-        """Record a change about to be written (``pending``); returns its id."""
+        """Record a change about to be written (``pending``); returns its id. Who and what are stored ``shown``."""
         blob = zlib.compress(before.encode()) if before is not None else None
+        front_end, who, action = shown(front_end, NAME_MAX), shown(who, WHO_MAX), shown(action, NAME_MAX)
+        summary = shown(summary, WHAT_MAX)
         with self._connect(write=True) as db:
             cursor = db.execute(
                 "INSERT INTO changes (at, front_end, who, action, summary, video_id, before, after_digest, state, "
@@ -162,4 +227,4 @@ class ChangeLog:
         return [_change(r) for r in rows]
 
 
-__all__ = ["LOG_FILE", "Change", "ChangeLog", "change_id", "change_seq"]
+__all__ = ["LOG_FILE", "WHAT_MAX", "WHO_MAX", "Change", "ChangeLog", "change_id", "change_seq", "shown"]

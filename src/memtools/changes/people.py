@@ -19,15 +19,22 @@ who said what is not biometric, the vectors are. It is recorded in the change lo
 clusters it forgets, before any file is touched; a kill part-way is finished by the next change (the
 deletion is done again: it is idempotent), so it is whole. It cannot be undone: the vectors are deleted for
 good, not kept in the log (``undo_change`` says so; a rebuild with ``--speakers`` computes them again).
+
+Both check their target first and refuse, writing nothing and logging nothing, what is not there: a video the
+memory does not hold, a cluster the video has no vectors for (never computed, or forgotten already: the change
+that forgot them is named), a name the cluster has already.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from memtools.changes.apply import Applied, Edit, change, read_video, settle_pending
+from memtools.changes.actions import pinned_change
+from memtools.changes.apply import Applied, Edit, read_video, settle_pending
+from memtools.changes.edits import next_user_id
 from memtools.changes.forgetting import FORGET, delete_vectors
 from memtools.changes.log import ChangeLog
 from memtools.errors import ToolError, ToolNotFound
@@ -35,6 +42,8 @@ from memtools.schema import Edge, EdgeCategory, Entity, EntityType, Grounding, V
 from memtools.store.faults import fault_point
 from memtools.store.library.identity import USER_MARK, user_mark
 from memtools.store.library.reads import ClusterLink, PeopleReads
+from memtools.store.tables.id_ledger import IdLedger
+from memtools.store.tables.voices import load_voices
 from memtools.tools.caller import require_write
 
 if TYPE_CHECKING:
@@ -44,7 +53,6 @@ CLUSTER = re.compile(r"^([^/]+)/([SF]\d+)$")
 PERSON = re.compile(r"^lib/person_\d{4,}$")
 TARGET_HINT = ("name a cluster '<video>/S1' (a voice) or '<video>/F1' (a face), or a person 'lib/person_0001' "
                "(get_relations on an utterance, or get_entity_timeline, gives them)")
-FIRST_MARK = 9001
 
 
 def _reads(memory: Memory) -> PeopleReads | None:
@@ -69,16 +77,26 @@ def _clusters(memory: Memory, target: str) -> list[tuple[str, str, str]]:
 
 
 def _face_times(memory: Memory, video_id: str, label: str) -> list[float]:
-    from memtools.store.library.people import _faces
-
-    for face in _faces(memory.path, video_id):
+    for face in _faces_of(memory, video_id):
         if face.label == label:
             return sorted(float(s["t"] if isinstance(s, dict) else s.t) for s in face.sightings)
     return []
 
 
-def named(graph: VideoGraph, kind: str, label: str, name: str, face_times: list[float]) -> VideoGraph:
-    """The video with cluster (``kind``, ``label``) named ``name`` by the user (module docstring)."""
+def _faces_of(memory: Memory, video_id: str) -> list[Any]:
+    from memtools.store.library.people import _faces
+
+    return _faces(memory.path, video_id)
+
+
+def _no_user_ids(prefix: str) -> int:
+    return 0
+
+
+def named(graph: VideoGraph, kind: str, label: str, name: str, face_times: list[float],
+          floor: Callable[[str], int] = _no_user_ids) -> VideoGraph:
+    """The video with cluster (``kind``, ``label``) named ``name`` by the user (module docstring); ``floor`` gives
+    the highest mark number issued before (``IdLedger.highest``), so an undone mark's id is not reused."""
     name = " ".join(name.split())
     if not name:
         raise ToolError("the name is empty; give the person's name, e.g. 'Ada'")
@@ -90,6 +108,8 @@ def named(graph: VideoGraph, kind: str, label: str, name: str, face_times: list[
     times = [s.t_start for s in lines] if kind == "voice" else face_times
     if not times:
         raise ToolNotFound(f"video {graph.video_id!r} has no {kind} {label!r}; {TARGET_HINT}")
+    if mark is not None and mark.name == name and all(s.speaker == name for s in lines):
+        raise ToolError(f"{kind} {label} of {graph.video_id} is already named {name!r}; nothing to change")
     for s in lines:
         s.speaker = name
     if mark is not None:
@@ -97,11 +117,8 @@ def named(graph: VideoGraph, kind: str, label: str, name: str, face_times: list[
         return out
     t = min(times)
     macro = min(out.macros, key=lambda m: (not (m.t_start <= t <= m.t_end), abs(m.t_start - t)))
-    taken = {e.id for e in out.entities}
-    n = FIRST_MARK
-    while entity_id(macro.id, n) in taken:
-        n += 1
-    mention = Entity(id=entity_id(macro.id, n), video_id=out.video_id, macro_id=macro.id, name=name,
+    mark_id = next_user_id(lambda n: entity_id(macro.id, n), {e.id for e in out.entities}, floor)
+    mention = Entity(id=mark_id, video_id=out.video_id, macro_id=macro.id, name=name,
                      entity_type=EntityType.PERSON,
                      grounding=Grounding(primary_time=t, distinctive_features=[user_mark(kind, label)]))
     out.entities.append(mention)
@@ -115,30 +132,67 @@ def label_person(memory: Memory, target: str, name: str) -> Applied:
     video_id, kind, label = _clusters(memory, target)[0]
     faces = _face_times(memory, video_id, label) if kind == "face" else []
 
-    def make(graph: VideoGraph | None) -> Edit:
-        if graph is None:
-            raise ToolNotFound(f"no video {video_id!r} in this memory; list_videos gives the ids")
-        after = named(graph, kind, label, name, faces)
+    def make(graph: VideoGraph, ledger: IdLedger) -> Edit:
+        after = named(graph, kind, label, name, faces, ledger.highest)
         return Edit("label_person", video_id, f"named {kind} {label} of {video_id} {' '.join(name.split())!r}",
                     after)
 
-    return change(memory, video_id, make)
+    return pinned_change(memory, video_id, make)
+
+
+def _has_vectors(memory: Memory, video_id: str, kind: str, label: str) -> bool:
+    if kind == "voice":
+        return any(v.label == label for v in load_voices(memory.path, video_id))
+    return any(f.label == label for f in _faces_of(memory, video_id))
+
+
+def _forgot_by(log: ChangeLog, cluster: tuple[str, str, str]) -> str | None:
+    """The change that forgot this cluster's vectors already, if the log has one."""
+    for c in log.entries(500):
+        if c.action == FORGET and c.state == "done" and list(cluster) in (log.before(c.id) or {}).get(FORGET, []):
+            return c.id
+    return None
+
+
+def _with_vectors(memory: Memory, target: str, clusters: list[tuple[str, str, str]], log: ChangeLog
+                  ) -> list[tuple[str, str, str]]:
+    """The clusters of ``target`` whose vectors are there to forget; none is refused, saying why."""
+    memory.refresh()
+    missing = sorted({v for v, _, _ in clusters} - set(memory.manifest.videos.ids()))
+    if missing and len(missing) == len({v for v, _, _ in clusters}):
+        raise ToolNotFound(f"no video {missing[0]!r} in this memory; list_videos gives the ids")
+    kept = [c for c in clusters if c[0] not in missing and _has_vectors(memory, *c)]
+    if kept:
+        return kept
+    forgot = next((cid for c in clusters if (cid := _forgot_by(log, c))), None)
+    if forgot:
+        raise ToolError(f"the voice and face vectors of {target.strip()} were forgotten already, by change {forgot}; "
+                        "nothing is left to forget")
+    video_id, kind, label = clusters[0]
+    raise ToolNotFound(f"video {video_id!r} has no {kind} vectors for {target.strip()} (its {kind} clusters: "
+                       f"{_labels(memory, video_id, kind) or 'none'}); {TARGET_HINT}")
+
+
+def _labels(memory: Memory, video_id: str, kind: str) -> str:
+    found = load_voices(memory.path, video_id) if kind == "voice" else _faces_of(memory, video_id)
+    return ", ".join(sorted(x.label for x in found))
 
 
 def forget_person(memory: Memory, target: str) -> Applied:
     """Delete the voice and face vectors of a person (or of one cluster); the transcript keeps its text and labels."""
     caller = require_write()
+    log = ChangeLog(memory.path)
     clusters = _clusters(memory, target)
     if not clusters:
         raise ToolNotFound(f"{target!r} has no voice or face clusters (only named speakers): there are no vectors "
                            "to forget")
-    log = ChangeLog(memory.path)
-    video_id = clusters[0][0]
-    summary = (f"forgot the voice and face vectors of {target.strip()} ({len(clusters)} cluster(s) in "
-               f"{len({v for v, _, _ in clusters})} video(s)); this cannot be undone")
     with memory.writes_paused():
         memory.finish_recovery()
         settle_pending(memory, log)  # a forget_person a kill left pending is finished there
+        clusters = _with_vectors(memory, target, clusters, log)  # under the lock: no second forget slips past
+        video_id = clusters[0][0]
+        summary = (f"forgot the voice and face vectors of {target.strip()} ({len(clusters)} cluster(s) in "
+                   f"{len({v for v, _, _ in clusters})} video(s)); this cannot be undone")
         cid = log.begin(front_end=caller.front_end, who=caller.who, action=FORGET, summary=summary,
                         video_id=video_id, before=json.dumps({FORGET: clusters}), after_digest=None)
         fault_point("change-recorded")

@@ -20,10 +20,12 @@ from pydantic import BaseModel, Field
 from memtools.changes import actions as changes
 from memtools.changes import people
 from memtools.changes.edits import MAX_NOTE_CHARS
+from memtools.changes.forgetting import FORGET
+from memtools.changes.ids import IdChanges
 from memtools.tools.caller import require_write
 from memtools.tools.core import MemoryTools
 from memtools.tools.results import ToolResult
-from memtools.tools.specs import ToolSpec, _Args
+from memtools.tools.specs import Hints, ToolSpec, _Args
 
 WRITE_TOOL_SPECS: dict[str, ToolSpec] = {}
 """Filled below, by ``register``."""
@@ -36,22 +38,39 @@ def register(*specs: ToolSpec) -> None:
             raise ValueError(f"{spec.name} is not marked write=True")
         WRITE_TOOL_SPECS[spec.name] = spec
 
+
+ADDS = Hints(read_only=False, destructive=False, idempotent=True)
+"""Only adds (a note); the same note again is refused ("already there"), so it changes nothing more."""
+OVERWRITES = Hints(read_only=False, destructive=True, idempotent=True)
+"""Overwrites or deletes what is there (``undo_change`` brings most of it back, but it is no mere addition); the
+same call again is refused (nothing left to change: already named, merged, split, forgotten or undone), so it
+changes nothing more."""
+READS_LOG = Hints(read_only=True, destructive=False, idempotent=True)
+
 EntityId = Annotated[str, Field(max_length=256, description=(
     "Entity id from search_entities or get_entity_timeline, e.g. '<video>/entity_003' (a mention id like "
     "'<video>/macro_0003/ent_002' also works)."))]
 
 
 class ChangeResult(ToolResult):
-    """One change made: its id (to undo it), what it did, and the video it touched."""
+    """One change made: its id (to undo it, when it can be), what it did, the video it touched, and the entity ids
+    to use now: ``moved_ids`` (an id the change joined into another -> that one), ``new_ids`` (made by it) and
+    ``gone_ids`` (no longer in the video). Every other entity id stays as it was."""
 
     change_id: str
     action: str
     summary: str
     video_id: str
+    undoable: bool = True
+    moved_ids: dict[str, str] = Field(default_factory=dict)
+    new_ids: list[str] = Field(default_factory=list)
+    gone_ids: list[str] = Field(default_factory=list)
 
     def render(self) -> str:
-        return (f"Done: {self.summary}. Change {self.change_id} (undo it with undo_change("
-                f"change_id='{self.change_id}')).")
+        undo = (f"undo it with undo_change(change_id='{self.change_id}')" if self.undoable
+                else "it cannot be undone")
+        ids = IdChanges(self.moved_ids, self.new_ids, self.gone_ids).line()
+        return f"Done: {self.summary}. Change {self.change_id} ({undo})." + (f" {ids}" if ids else "")
 
 
 class ChangeItem(BaseModel):
@@ -81,7 +100,8 @@ class ChangeList(ToolResult):
 
 def _result(applied: changes.Applied) -> ChangeResult:
     return ChangeResult(change_id=applied.change_id, action=applied.action, summary=applied.summary,
-                        video_id=applied.video_id)
+                        video_id=applied.video_id, undoable=applied.action != FORGET, moved_ids=applied.ids.moved,
+                        new_ids=applied.ids.new, gone_ids=applied.ids.gone)
 
 
 def add_note(tools: MemoryTools, about: str, text: str) -> ChangeResult:
@@ -190,31 +210,34 @@ register(
     ToolSpec("add_note", "write",
              "Remember something the user states about a moment, an entity or a video (e.g. who a person is). "
              "The note is found by search_nodes, marked as the user's, and can be undone.", NoteArgs, add_note,
-             write=True),
+             write=True, hints=ADDS),
     ToolSpec("rename_entity", "write", "Correct the name of an entity (every mention of it in its video).",
-             RenameArgs, rename_entity, write=True),
+             RenameArgs, rename_entity, write=True, hints=OVERWRITES),
     ToolSpec("merge_entities", "write",
-             "Make two entities of one video one (a duplicate the memory kept apart): other_id joins entity_id.",
-             MergeArgs, merge_entities, write=True),
+             "Make two entities of one video one (a duplicate the memory kept apart): other_id joins entity_id, and "
+             "other_id then answers with entity_id (the result's moved_ids). No other entity's id changes.",
+             MergeArgs, merge_entities, write=True, hints=OVERWRITES),
     ToolSpec("split_entity", "write",
-             "Split mentions off an entity that the memory wrongly made one (two people taken for one).",
-             SplitArgs, split_entity, write=True),
+             "Split mentions off an entity that the memory wrongly made one (two people taken for one): they get a "
+             "new entity id (the result's new_ids); entity_id keeps the rest.",
+             SplitArgs, split_entity, write=True, hints=OVERWRITES),
     ToolSpec("forget_video", "write",
              "Remove a video from the memory (its graph, vectors and keyframes). Ask the user first; undo_change "
-             "brings it back.", ForgetArgs, forget_video, write=True),
+             "brings it back.", ForgetArgs, forget_video, write=True, hints=OVERWRITES),
     ToolSpec("label_person", "write",
              "Name a person the memory told apart by voice or face (S1, F1, or a library person): the user's name "
              "is the strongest evidence of who is who, across videos too. Undoable.", LabelPersonArgs, label_person,
-             write=True),
+             write=True, hints=OVERWRITES),
     ToolSpec("forget_person", "write",
              "Delete the voice and face vectors (biometric data) of a person in every video; the transcript keeps "
-             "its text. Ask the user first: this cannot be undone.", ForgetPersonArgs, forget_person, write=True),
+             "its text. Ask the user first: this cannot be undone.", ForgetPersonArgs, forget_person, write=True,
+             hints=OVERWRITES),
     ToolSpec("undo_change", "write",
              "Undo one change (a note, rename, merge, split, forget or undo) by its id; undoing an undo redoes it.",
-             UndoArgs, undo_change, write=True),
+             UndoArgs, undo_change, write=True, hints=OVERWRITES),
     ToolSpec("list_changes", "write",
              "The memory's change log, newest first: change id, when, who, through which front end, what.",
-             ChangesArgs, list_changes, write=True),
+             ChangesArgs, list_changes, write=True, hints=READS_LOG),
 )
 
 __all__ = ["ChangeItem", "ChangeList", "ChangeResult"]

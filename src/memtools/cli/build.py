@@ -10,7 +10,7 @@ from memtools.cli.common import add_embedder_arg, add_memory_arg, add_tables_arg
 from memtools.cli.costs import add_budget_arguments
 from memtools.cli.fleet import add_fleet_args, run_fleet, wants_fleet
 from memtools.cli.follow import add_follow_args, run_follow
-from memtools.cli.time_args import add_time_args, recording_rule, timed_memory
+from memtools.cli.time_args import add_time_args, check_starts, recording_rule, timed_memory
 from memtools.errors import BuildError, PerceptionError, SpeechError
 from memtools.speech.options import add_speech_args, recognizers, speaker_encoder
 
@@ -81,6 +81,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from memtools.builder import TextProgress, abuild_videos
     from memtools.builder.budget import BudgetExceeded, spending_limit
+    from memtools.builder.pipeline import resolve_video_id
     from memtools.builder.settings import resolve_settings, vlm_from_settings
     from memtools.cli.costs import budget_from_args
     from memtools.costs import PriceTable
@@ -123,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
     vlm = vlm_from_settings(settings)
     rule = recording_rule(args, len(args.videos))
     infos = [probe(path) for path in args.videos]  # an unreadable file fails before the memory is touched
+    check_starts(rule, args.videos, [i.duration for i in infos],
+                 [resolve_video_id(path, args.video_id) for path in args.videos])  # so does a bad sidecar
     speech = recognizers(args, args.videos)  # so does a bad subtitle file or a missing speech extra
     speakers = speaker_encoder(args, speech)  # and --speakers on without the voice weights
     sink = None if args.quiet else TextProgress(sys.stderr, prices=PriceTable.load(args.memory, args.prices),

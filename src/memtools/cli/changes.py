@@ -12,6 +12,8 @@ import argparse
 from memtools.cli.common import add_memory_arg, open_memory
 
 UNDO_HINT = "(undo it with `memtools undo {cid}`)"
+LOG_LIMIT = 10_000
+"""The most changes `memtools log` shows at once."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,10 +61,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("target", help="a person lib/person_0001, or one cluster VIDEO/S1 or VIDEO/F1")
     p.set_defaults(func=_forget_person)
 
-    p = sub.add_parser("log", help="the memory's change log: id, when, who, through which front end, what")
+    p = sub.add_parser("log", help="the memory's change log: id, when, who, through which front end, what",
+                       description="The memory's change log, newest first: one line per change (id, when, who via "
+                                   "which front end, action: summary). Who and what are shown as data: a control "
+                                   "character or line break in them is escaped (\\n, \\x1b, \\u2028), who is cut "
+                                   "at 200 characters and what at 500 (with \u2026).")
     add_memory_arg(p)
-    p.add_argument("--limit", type=int, default=50, help="show the newest N changes (default 50)")
+    p.add_argument("--limit", type=int, default=50, help="show the newest N changes (default 50, at most 10000)")
     p.add_argument("--video", default=None, help="only changes to this video")
+    p.add_argument("--json", action="store_true", help=(
+        "JSON Lines: one JSON object per change, newest first, with the keys id, at (Unix time), when, who, "
+        "front_end, action, summary, video_id, state (done, pending or abandoned), undoes and undone_by (a change "
+        "id or null); nothing else goes to standard output (the notice of videos not in the memory goes to "
+        "standard error)"))
     p.set_defaults(func=_log)
 
     p = sub.add_parser("undo", help="undo one change (undoing an undo redoes it)")
@@ -76,7 +87,9 @@ def _run(args: argparse.Namespace, action) -> int:
 
     with open_memory(args.memory) as memory, acting_as(owner("cli")):
         applied = action(memory)
-    print(f"{applied.change_id}: {applied.summary} " + UNDO_HINT.format(cid=applied.change_id))
+    ids = applied.ids.line()  # the entity ids to use now, when the change moved or made some
+    print(f"{applied.change_id}: {applied.summary} " + UNDO_HINT.format(cid=applied.change_id)
+          + (f" {ids}" if ids else ""))
     return 0
 
 
@@ -133,12 +146,23 @@ def _undo(args: argparse.Namespace) -> int:
 
 
 def _log(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
     from memtools.changes import change_log
 
     with open_memory(args.memory) as memory:
-        entries = change_log(memory, max(1, args.limit), args.video)
-    if not entries:
-        print("No changes recorded in this memory yet.")
-    for change in entries:
-        print(change.line())
+        entries = change_log(memory, min(max(1, args.limit), LOG_LIMIT), args.video)
+    if args.json:
+        for change in entries:
+            print(json.dumps(change.record(), ensure_ascii=True))
+    else:
+        if not entries:
+            print("No changes recorded in this memory yet.")
+        for change in entries:
+            print(change.line())
+    from memtools.store.catalog.owed import notice
+
+    if (text := notice(memory.path)) is not None:
+        print(f"Not in the memory: {text}", file=sys.stderr if args.json else sys.stdout)
     return 0

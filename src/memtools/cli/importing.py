@@ -96,9 +96,26 @@ def _check(paths: list[Path], args: argparse.Namespace, notes: ImportNotes) -> d
     return origin
 
 
+def _transcript(lines: int) -> str:
+    return f" and {lines} subtitle line(s) as the transcript" if lines else ""
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _joined(args: argparse.Namespace, record: dict, videos: int, start: float) -> int:
+    """The same import finished in another process while this one waited: its result is this one's."""
+    print(f"The same import of {videos} video(s) finished in another process (pid {record.get('pid', '?')}) while "
+          f"this one waited: {args.memory} holds its result; nothing was written twice "
+          f"({time.monotonic() - start:.1f} s).")
+    print(f"Next: memtools tool search_nodes --memory {args.memory} --query \"...\"")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from memtools.errors import ImportFormatError
-    from memtools.importers.bulk import ImportLedger, bulk_write, import_key
+    from memtools.importers.bulk import ImportLedger, bulk_write, finished_turn, import_key, import_turn
     from memtools.importers.caption_checks import ImportNotes
     from memtools.importers.captions import graphs_from_files
 
@@ -111,12 +128,13 @@ def run(args: argparse.Namespace) -> int:
         raise ImportFormatError(f"nothing to import: no video with a usable caption in {len(args.files)} file(s)"
                                 f"{' (see above)' if notes else ''}; nothing was written")
     rule = recording_rule(args, len(origin))
-    totals = {"captions": 0, "macros": 0}
+    totals = {"captions": 0, "macros": 0, "speech": 0}
 
     def counted(graphs):
         for graph in graphs:
             totals["captions"] += len(graph.events)
             totals["macros"] += len(graph.macros)
+            totals["speech"] += len(graph.speech)  # subtitles are a transcript too (get_transcript)
             yield graph
 
     # the files are read again as a stream; their notes were taken by the check above
@@ -124,15 +142,21 @@ def run(args: argparse.Namespace) -> int:
                                        encoding=args.encoding, notes=ImportNotes()))
     timing = {k: v for k in ("recorded_at", "recorded_at_pattern", "timezone") if (v := getattr(args, k))}
     key = import_key(args.files, kind="captions", video_id=args.video_id, title=args.title, **timing)
-    with use_image_embedder(create_memory(args.memory, args.embedder, args.tables, args.graph_engine), args) as memory:
+    memory_cm = use_image_embedder(create_memory(args.memory, args.embedder, args.tables, args.graph_engine), args)
+    with memory_cm as memory, import_turn(memory, key, say=_say) as turn:
+        if turn.joined is not None:
+            return _joined(args, turn.joined, len(origin), start)
         memory.recording_rule = rule
+        memory.refresh()  # another run of this import may have written while this one waited
         landed = ImportLedger(memory, key).landed()  # a killed run of this import wrote these: not replacements
         replaced = [vid for vid in origin if vid in memory.manifest.videos and vid not in landed]
         result = bulk_write(memory, graphs, key=key, batch_size=args.batch_size, total=len(origin),
                             show_progress=not args.no_progress)
+        finished_turn(memory, key, result.written + result.skipped)
     resumed = f", {result.skipped} already written by the interrupted run" if result.skipped else ""
     print(f"Imported {result.written + result.skipped} video(s){resumed}: {totals['captions']} captions as "
-          f"micro-events in {totals['macros']} macro events into {args.memory} ({time.monotonic() - start:.1f} s).")
+          f"micro-events in {totals['macros']} macro events{_transcript(totals['speech'])} into {args.memory} "
+          f"({time.monotonic() - start:.1f} s).")
     if replaced:
         more = ", ..." if len(replaced) > EXAMPLES else ""
         print(f"Replaced {len(replaced)} video(s) already in the memory with these captions "

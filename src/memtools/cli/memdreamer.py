@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memtools.importers.bulk import import_key
+    from memtools.importers.bulk import finished_turn, import_key, import_turn
     from memtools.memdreamer import import_memdreamer, read_memdreamer
 
     if args.dry_run:
@@ -41,16 +41,24 @@ def run(args: argparse.Namespace) -> int:
     else:
         from tqdm.auto import tqdm
 
+        key = import_key([args.root], kind="memdreamer", videos=sorted(args.videos or []))
         with use_image_embedder(create_memory(args.memory, args.embedder, args.tables,
                                               args.graph_engine), args) as memory, \
+                import_turn(memory, key, say=lambda text: print(text, file=sys.stderr, flush=True)) as turn, \
                 tqdm(desc="import", unit="video", file=sys.stderr, disable=not sys.stderr.isatty()) as bar:
+            if turn.joined is not None:
+                print(f"The same import finished in another process (pid {turn.joined.get('pid', '?')}) while this "
+                      f"one waited: {args.memory} holds its result; nothing was written twice.")
+                return 0
+
             def progress(video) -> None:
                 bar.update(1)
                 if args.verbose or not sys.stderr.isatty():
                     print(f"  {video.status} {video.key}", file=sys.stderr)
 
-            key = import_key([args.root], kind="memdreamer", videos=sorted(args.videos or []))
+            memory.refresh()  # another run of this import may have written while this one waited
             report = import_memdreamer(memory, args.root, args.videos, progress=progress, resume_key=key)
+            finished_turn(memory, key, len(report.imported))
     print(report.render())
     if args.report is not None:
         args.report.write_text(report.model_dump_json(indent=2), encoding="utf-8")

@@ -24,7 +24,7 @@ from pathlib import Path
 from memtools.arg_types import non_negative_int
 from memtools.cli.common import add_memory_arg
 from memtools.errors import ConfigError, StoreError
-from memtools.store.file_lock import try_lock, unlock
+from memtools.store.file_lock import holding
 
 ENGINES = ("kuzu", "ladybug")
 COPIED = ("vectors", "frames", "work")  # engine-independent parts of a memory folder
@@ -48,11 +48,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_migrate(args: argparse.Namespace) -> int:
     from memtools.store.catalog.manifest import read_manifest
-    from memtools.store.engines import graph_engine
 
     source = Path(args.memory)
-    manifest = read_manifest(source)
+    with _no_writer(source) as waited:
+        return _migrate(args, source, read_manifest(source), waited)
+
+
+def _migrate(args: argparse.Namespace, source: Path, manifest, waited: bool) -> int:
+    """The migration, with the writers' lock held (``waited``: this run waited for another writer first)."""
+    from memtools.store.engines import graph_engine
+
     if manifest.graph_engine == args.engine:
+        if waited:  # the same command, run twice at once: the other run did it
+            print(f"memory at {source} was migrated to {args.engine} by another process while this one waited; "
+                  "nothing left to do")
+            return 0
         raise ConfigError(f"memory at {source} already uses the {args.engine} graph engine; nothing to migrate")
     old, new = graph_engine(manifest.graph_engine), graph_engine(args.engine)
     if args.to is not None:
@@ -62,7 +72,7 @@ def run_migrate(args: argparse.Namespace) -> int:
         if args.to.exists() and any(args.to.iterdir()):
             raise ConfigError(f"{args.to} exists and is not empty; choose a new folder for --to")
     videos = args.verify_videos or None
-    with _no_writer(source), tempfile.TemporaryDirectory(prefix="memtools-migrate-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="memtools-migrate-") as tmp:
         work = Path(tmp)
         target = args.to if args.to is not None else work / "memory"
         _child("export", str(source), str(work / "graphs.jsonl"), str(work / "before.json"), str(videos or 0))
@@ -112,15 +122,13 @@ def _copy_folder(source: Path, target: Path, *, link: bool) -> None:
 
 
 @contextlib.contextmanager
-def _no_writer(folder: Path) -> Iterator[None]:
-    """Hold the memory's writer lock for the whole migration, so no write lands in between."""
-    with open(folder / "memtools.lock", "a+") as handle:
-        if not try_lock(handle):
-            raise ConfigError(f"another process is writing to {folder}; migrate it once that write is done")
-        try:
-            yield
-        finally:
-            unlock(handle)
+def _no_writer(folder: Path) -> Iterator[bool]:
+    """Hold the memory's writer lock for the whole migration, so no write lands in between; wait for a
+    writer that holds it (saying so). Yields whether it waited."""
+    with holding(folder / "memtools.lock", lambda: print(f"another process is writing to {folder}; waiting for it "
+                                                          "to finish (interrupt to stop waiting)",
+                                                          file=sys.stderr, flush=True)) as waited:
+        yield waited
 
 
 def _switch_in_place(source: Path, target: Path, old_file: str, new_file: str) -> None:

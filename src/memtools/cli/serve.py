@@ -9,6 +9,8 @@ from memtools.rerank.arguments import add_reranker_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from memtools.cli import _version
+
     p = sub.add_parser(
         "serve", help="serve the memory to MCP clients (Claude Desktop, Claude Code, ...)",
         description="Serve a memory as an MCP server: every memtools tool (read-only), resources and an answering "
@@ -17,6 +19,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_serve_arguments(p)
     add_reranker_arg(p)
+    # as memtools-mcp takes them (docs/mcp-server.md: every way of starting the server does); -v's default is left
+    # out, so `memtools -v serve` keeps the root's
+    p.add_argument("--version", action="version", version=f"memtools {_version()}")
+    p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                   help="log requests and details to stderr")
     p.set_defaults(func=run)
 
 

@@ -4,7 +4,8 @@ import were recorded (``memtools.wallclock`` says where else a recording start c
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtools.errors import ConfigError
@@ -25,9 +26,21 @@ def add_time_args(p: argparse.ArgumentParser, *, flag: bool = True) -> None:
     group.add_argument("--recorded-at-pattern", metavar="PATTERN",
                        help="strptime pattern found in each file name (or video id), e.g. '%%Y%%m%%d_%%H%%M%%S' "
                             "for VID_20261120_140300.mp4")
-    group.add_argument("--timezone", metavar="ZONE",
+    group.add_argument("--timezone", metavar="ZONE", type=zone_arg,
                        help="zone of times that name none (file names), and the zone days are counted in: an "
                             "IANA name (Europe/Paris) or an offset (+01:00); default: this machine's")
+
+
+def zone_arg(text: str) -> str:
+    """``--timezone`` checked while the flags are read (an argparse error naming the flag, exit 2, never a
+    traceback later); kept as written, since jobs and repairs pass it on as text."""
+    from memtools.wallclock import WallClockError, parse_zone
+
+    try:
+        parse_zone(text)
+    except WallClockError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def recording_rule(args: argparse.Namespace, videos: int) -> RecordingRule:
@@ -44,6 +57,14 @@ def recording_rule(args: argparse.Namespace, videos: int) -> RecordingRule:
                                        getattr(args, "timezone", None))
     except WallClockError as exc:
         raise ConfigError(str(exc)) from None
+
+
+def check_starts(rule: RecordingRule, videos: Sequence[Path], durations: Sequence[float],
+                 video_ids: Sequence[str]) -> None:
+    """Find each video's recording start now, with its probed duration: a bad sidecar or a start the store
+    cannot hold is refused before any model call (the write checks again, ``stamp_times``)."""
+    for path, duration, video_id in zip(videos, durations, video_ids, strict=True):
+        rule.resolve(path, video_id, duration=duration)
 
 
 def timed_memory(create: Callable[..., Memory], rule: RecordingRule) -> Callable[..., Memory]:

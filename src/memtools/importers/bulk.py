@@ -13,6 +13,10 @@
   running the same import again skips the videos it lists — each landed in one atomic step,
   so it is complete — and writes the rest. A finished import deletes its ledger, so the
   next run of the same command replaces the videos again (the usual re-import semantics).
+* one run at a time: a run holds ``work/.import-turns/<key>.lock`` (``import_turn``). The same import started while
+  another run of it is going (a closed terminal, an overlapping cron job, a retried tool call) says
+  so and waits; when the other run finished meanwhile (``<key>.finished`` is newer than the wait),
+  it joins that result and writes nothing; when the other run died, it resumes from the ledger.
 * progress: a tqdm bar with videos/s and captions/s (micro-events), on stderr.
 """
 
@@ -23,7 +27,8 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -32,10 +37,12 @@ from memtools.costs import Tally, record
 from memtools.schema import VideoGraph
 from memtools.store import Memory
 from memtools.store.faults import fault_point
+from memtools.store.file_lock import lock_waiting, unlock
 from memtools.store.tables import lance_fold
 from memtools.store.writes.batch import INDEX_EVERY_NODES
 
 LEDGER_DIR = ".imports"
+TURNS_DIR = ".import-turns"  # one lock file per import (never removed: a waiter may hold it open) and its last result
 
 
 def import_key(sources: Iterable[str | os.PathLike], **settings: object) -> str:
@@ -82,6 +89,68 @@ class ImportLedger:
             self.path.parent.rmdir()
         except OSError:
             pass  # other imports are still unfinished
+
+
+@dataclass
+class Turn:
+    """An import's turn to write: ``joined`` is the record of a run of the same import that finished
+    while this one waited (this run then has nothing left to write), else None."""
+
+    waited: float
+    joined: dict | None = None
+
+
+@contextmanager
+def import_turn(memory: Memory, key: str, *, say: Callable[[str], None] | None = None,
+                poll: float = 0.2) -> Iterator[Turn]:
+    """Hold the turn of import ``key`` on ``memory`` for the block: one run of an import at a time.
+    A run that finds another holding it calls ``say`` once and waits (interrupt it to stop waiting)."""
+    folder = memory.path / "work" / TURNS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    lock_path, finished = folder / f"{key}.lock", folder / f"{key}.finished"
+    started = time.time()
+    with open(lock_path, "a+", encoding="utf-8") as handle:
+        waited = lock_waiting(handle, None if say is None else lambda: say(
+            f"another run of this same import is writing to {memory.path} ({_holder(lock_path)}); waiting for it "
+            "to finish (interrupt to stop waiting: nothing is lost)"), poll)
+        try:
+            handle.seek(0)
+            handle.truncate()
+            handle.write(json.dumps({"pid": os.getpid(), "since": time.time()}))
+            handle.flush()
+            turn = Turn(waited=time.time() - started if waited else 0.0)
+            if waited:
+                record = _read_json(finished)
+                if record is not None and float(record.get("at", 0)) >= started:
+                    turn.joined = record
+            if turn.joined is None:
+                finished.unlink(missing_ok=True)  # an earlier run's: this run's result will be its own
+            yield turn
+        finally:
+            unlock(handle)
+
+
+def finished_turn(memory: Memory, key: str, written: int) -> None:
+    """Record that import ``key`` finished, for a run of it that waited meanwhile (``import_turn``)."""
+    folder = memory.path / "work" / TURNS_DIR
+    if folder.is_dir():
+        (folder / f"{key}.finished").write_text(json.dumps({"at": time.time(), "written": written,
+                                                            "pid": os.getpid()}))
+
+
+def _holder(lock_path: Path) -> str:
+    record = _read_json(lock_path) or {}
+    since = record.get("since")
+    started = time.strftime("%H:%M:%S", time.localtime(float(since))) if isinstance(since, (int, float)) else "?"
+    return f"process {record.get('pid', '?')}, started {started}"
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 @dataclass

@@ -100,11 +100,13 @@ class Caption:
     end: float
     text: str
     n: int = 0  # its place in the source (1-based) when readers left some out; 0: its place in the list
+    voice: str | None = None  # a subtitle cue's WebVTT voice (``<v Roger Bingham>``), when it names one
 
 
 @dataclass(frozen=True)
 class CaptionedVideo:
-    """One video's captions, plus optional entities known for the whole video (e.g. objects, scene)."""
+    """One video's captions, plus optional entities known for the whole video (e.g. objects, scene).
+    ``spoken``: the captions are what was said (subtitles), so each is also a Speech node of the transcript."""
 
     video_id: str
     captions: Sequence[Caption]
@@ -112,6 +114,7 @@ class CaptionedVideo:
     title: str = ""
     entities: Sequence[tuple[str, EntityType]] = ()
     recorded_at: str | None = None  # recording start, ISO 8601 with offset (memtools.wallclock)
+    spoken: bool = False
 
 
 def clean_captions(video: CaptionedVideo, source: str, notes: ImportNotes) -> CaptionedVideo:
@@ -142,7 +145,7 @@ def clean_captions(video: CaptionedVideo, source: str, notes: ImportNotes) -> Ca
         if end < start:
             notes.add(END_BEFORE_START, where)
             end = start
-        kept.append(Caption(start, end, text, c.n))
+        kept.append(Caption(start, end, text, c.n, c.voice))
     last = max((c.end for c in kept), default=0.0)
     if duration and last > duration:
         notes.add(PAST_DURATION, f"{source}, video {video.video_id}: {duration:g} s -> {last:g} s")
@@ -190,23 +193,30 @@ def dense_video(path: Path, key: str, entry: Any, notes: ImportNotes) -> Caption
         notes.add(TITLE_NOT_TEXT, f"{path}, video {key}: {_kind(title)}")
         title = None
     return CaptionedVideo(video_id=key, captions=captions, duration=float(duration), title=(title or "").strip() or key,
-                          recorded_at=_recorded_at(entry.get("recorded_at"), f"{path}, video {key}"))
+                          recorded_at=_recorded_at(entry.get("recorded_at"), f"{path}, video {key}", float(duration)))
 
 
-def _recorded_at(value: Any, where: str) -> str | None:
+def _recorded_at(value: Any, where: str, duration: float) -> str | None:
     """A dense-caption entry's ``"recorded_at"`` (ISO 8601; one without a zone is refused: the
-    ``--timezone`` flag is for file names), as stored."""
+    ``--timezone`` flag is for file names), as stored; refused here, while the file is read, when the
+    store cannot hold it with the entry's ``duration`` (a duration ``clean_captions`` will replace
+    counts as 0 s; the write checks the final one again)."""
     if value is None:
         return None
-    from memtools.wallclock import WallClockError, iso, parse_time
+    from memtools.wallclock import WallClockError, check_span, iso, parse_time
 
     if not isinstance(value, str) or not re.search(r"(Z|[+-]\d{2}:?\d{2})$", value.strip()):
         raise ImportFormatError(f"{where}: \"recorded_at\" must be an ISO 8601 time with its zone, e.g. "
                                 f"\"2026-11-20T14:03:00+01:00\"; it is {_short(value)}")
+    usable = duration if math.isfinite(duration) and 0 <= duration <= MAX_SECONDS else 0.0
     try:
-        return iso(parse_time(value))
+        start = parse_time(value)
     except WallClockError as exc:
         raise ImportFormatError(f"{where}: \"recorded_at\": {exc}") from None
+    try:
+        return iso(check_span(start, usable, f"\"recorded_at\" {value!r}"))
+    except WallClockError as exc:
+        raise ImportFormatError(f"{where}: {exc}") from None
 
 
 def _is_number(value: Any) -> bool:

@@ -7,7 +7,9 @@ and YouCook2::
 
 Each caption becomes a micro-event; consecutive captions are grouped into macro events by
 time (``CaptionGrouping``), macro events into super events, and a root per video. Labels and
-summaries are extractive (the captions' own words): no model is called.
+summaries are extractive (the captions' own words): no model is called. Subtitles are what was
+said, so each of their cues is also a Speech node (``get_transcript``), with the speaker a cue
+names (``spoken_line``: the same reading as ``memtools build --subtitles``).
 """
 
 from __future__ import annotations
@@ -38,12 +40,14 @@ from memtools.schema import (
     Entity,
     MacroEvent,
     MicroEvent,
+    Speech,
     SuperEvent,
     Video,
     VideoGraph,
     entity_id,
     event_id,
     macro_id,
+    speech_id,
     super_id,
     video_id_from_filename,
     video_id_problem,
@@ -142,8 +146,9 @@ def _untagged(lines: Sequence[str]) -> str:
 
 def read_subtitles(path: Path, *, encoding: str | None = None, notes: ImportNotes | None = None) -> list[Caption]:
     """Captions of an .srt or .vtt file (cue settings and tags stripped), in file order and as
-    written: ``clean_captions`` repairs and notes what needs it."""
-    captions = [Caption(start, end, _untagged(lines)) for start, end, lines in _cues(path, encoding, notes)]
+    written: ``clean_captions`` repairs and notes what needs it. A cue whose lines change WebVTT
+    voice is one caption per voice (``read_voiced_subtitles``), each with its ``voice``."""
+    captions = [Caption(start, end, text, voice=who) for start, end, text, who in _voiced(path, encoding, notes)]
     if not captions:
         raise ImportFormatError(f"{path} holds no subtitle cues; is it an SRT or WebVTT file?")
     return captions
@@ -152,11 +157,9 @@ def read_subtitles(path: Path, *, encoding: str | None = None, notes: ImportNote
 _VOICE = re.compile(r"<v(?:\.[^\s>]*)?\s+([^>]+)>")
 
 
-def read_voiced_subtitles(path: Path, *, encoding: str | None = None) -> list[tuple[float, float, str, str | None]]:
-    """Cues as (start, end, text, speaker): a WebVTT voice span (``<v Roger Bingham>``) names the
-    speaker; a cue whose lines change voice becomes one item per voice, its time shared by line."""
-    out: list[tuple[float, float, str, str | None]] = []
-    for start, end, lines in _cues(path, encoding, None):
+def _voiced(path: Path, encoding: str | None, notes: ImportNotes | None
+            ) -> Iterator[tuple[float, float, str, str | None]]:
+    for start, end, lines in _cues(path, encoding, notes):
         runs: list[tuple[str | None, list[str]]] = []
         for line in lines:
             voice = _VOICE.search(line)
@@ -165,15 +168,41 @@ def read_voiced_subtitles(path: Path, *, encoding: str | None = None) -> list[tu
                 runs[-1][1].append(line)
             else:
                 runs.append((who, [line]))
+        if not runs:  # a cue without text: the importer counts it as an empty caption
+            yield start, end, "", None
         total = sum(len(r[1]) for r in runs) or 1
         t = start
         for who, part in runs:
             stop = end if part is runs[-1][1] else t + (end - start) * len(part) / total
-            out.append((t, stop, _untagged(part), who))
+            yield t, stop, _untagged(part), who
             t = stop
+
+
+def read_voiced_subtitles(path: Path, *, encoding: str | None = None) -> list[tuple[float, float, str, str | None]]:
+    """Cues as (start, end, text, speaker): a WebVTT voice span (``<v Roger Bingham>``) names the
+    speaker; a cue whose lines change voice becomes one item per voice, its time shared by line."""
+    out = [cue for cue in _voiced(path, encoding, None) if cue[2] or cue[3]]
     if not out:
         raise ImportFormatError(f"{path} holds no subtitle cues; is it an SRT or WebVTT file?")
     return out
+
+
+_SPEAKER = re.compile(r"^(?:-\s*)?([A-Z][A-Za-z0-9 .'_-]{0,30}):\s+(.+)$")
+_BRACKETED = re.compile(r"^(?:-\s*)?\[([A-Z][A-Za-z0-9 .'_-]{0,30})\]:?\s+(.+)$")
+_SOUNDS = {"music", "laughter", "laughs", "laughing", "applause", "inaudible", "silence", "noise", "crosstalk",
+           "cheering", "cheers", "sighs", "coughs", "background noise", "indistinct", "unintelligible", "singing"}
+
+
+def spoken_line(text: str, voice: str | None = None) -> tuple[str, str | None]:
+    """(what was said, who said it) of one subtitle line: the speaker is its WebVTT voice, else a
+    leading ``NAME:`` or ``[NAME]`` (taken off the text; bracketed sound notes such as ``[Music]``
+    are not names); None when it names nobody."""
+    speaker = voice
+    match = _SPEAKER.match(text) or _BRACKETED.match(text)
+    if match and not (match.re is _BRACKETED and match.group(1).strip().lower() in _SOUNDS):
+        named, text = match.group(1).strip(), match.group(2)
+        speaker = speaker or named
+    return " ".join(text.split()), speaker
 
 
 # --- captions -> graph ------------------------------------------------------------------
@@ -201,8 +230,8 @@ def graph_from_captions(video: CaptionedVideo, grouping: CaptionGrouping | None 
     vid = video.video_id
     caps = sorted((c for c in video.captions if c.text.strip()), key=lambda c: (c.start, c.end))
     duration = max([video.duration, *(c.end for c in caps)] or [0.0])
-    clipped = [Caption(max(0.0, min(c.start, duration)), max(0.0, min(max(c.end, c.start), duration)), c.text)
-               for c in caps]
+    clipped = [Caption(max(0.0, min(c.start, duration)), max(0.0, min(max(c.end, c.start), duration)), c.text,
+                       voice=c.voice) for c in caps]
     macro_groups = _groups(clipped, [c.start for c in clipped], [c.end for c in clipped],
                            grouping.macro_max_captions, grouping.macro_max_sec, grouping.macro_gap_sec)
     spans = [(min(clipped[i].start for i in g), max(clipped[i].end for i in g)) for g in macro_groups]
@@ -232,6 +261,10 @@ def graph_from_captions(video: CaptionedVideo, grouping: CaptionGrouping | None 
                 eid = event_id(mid, n)
                 graph.events.append(MicroEvent(id=eid, video_id=vid, macro_id=mid, t_start=cap.start, t_end=cap.end,
                                                action=clip(cap.text, 200), description=cap.text))
+                if video.spoken:  # subtitles: the cue is also the transcript's utterance, as a build makes it
+                    said, speaker = spoken_line(cap.text, cap.voice)
+                    graph.speech.append(Speech(id=speech_id(mid, n), video_id=vid, macro_id=mid, t_start=cap.start,
+                                               t_end=cap.end, text=said or cap.text, speaker=speaker))
                 if previous:
                     graph.edges.append(Edge(source=previous, target=eid, category=EdgeCategory.TEMPORAL,
                                             label="BEFORE"))
@@ -268,7 +301,7 @@ def read_caption_file(path: Path, video_id: str | None = None, title: str | None
     elif suffix in (".srt", ".vtt"):
         videos = [CaptionedVideo(video_id=video_id or subtitle_video_id(path, notes),
                                  captions=read_subtitles(path, encoding=encoding, notes=notes),
-                                 title=title or path.stem)]
+                                 title=title or path.stem, spoken=True)]
     else:
         raise ImportFormatError(f"{path}: unsupported caption file (use .srt, .vtt or dense-caption .json)")
     for video in videos:

@@ -11,6 +11,10 @@ and settings: every answered model call is checkpointed under ``work/<video>/``,
 stopped server left ``queued`` or ``running`` is started again on the next start and pays only
 for what is missing; a video already written is not written twice. ``--max-cost`` per job and
 per UTC day is a ``Budget`` around each run, sized to what is left of both.
+
+Several servers may share one memory's jobs (``memtools.jobs.book``): each builds the jobs it
+owns (``memtools.jobs.owners``); an unfinished job whose server is gone is claimed by the next
+runner to start, or to take an ``add_video``, never by two.
 """
 
 from __future__ import annotations
@@ -113,12 +117,7 @@ class JobRunner:
 
     def start(self) -> list[Job]:
         """Start the worker; jobs a stopped server left unfinished are queued again first. Returns those."""
-        resumed = self.book.unfinished()
-        for job in resumed:
-            self.book.update(job.job_id, state="queued", stage="")
-            self._queue.put(job.job_id)
-        if resumed:
-            log.info("resuming %d unfinished job(s)", len(resumed))
+        resumed = self._adopt()
         self._thread = threading.Thread(target=self._work, name="memtools-jobs", daemon=True)
         self._thread.start()
         return resumed
@@ -129,6 +128,18 @@ class JobRunner:
         self._queue.put(None)
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._thread is None or not self._thread.is_alive():  # a build still running keeps its jobs owned
+            self.book.close()
+
+    def _adopt(self) -> list[Job]:
+        """Queue the unfinished jobs no live process builds (a stopped server's, whichever server stopped): claimed
+        in the jobs file under its lock, so of two servers starting at once only one resumes each job."""
+        adopted = self.book.claim_unfinished()
+        for job in adopted:
+            self._queue.put(job.job_id)
+        if adopted:
+            log.info("resuming %d unfinished job(s): %s", len(adopted), ", ".join(j.job_id for j in adopted))
+        return adopted
 
     # --- the API --------------------------------------------------------------------------
 
@@ -139,6 +150,7 @@ class JobRunner:
             raise SourceRefused(f"video_id {video_id!r} is not usable: use lowercase letters, digits, '-' and '_' "
                                 f"(e.g. {slugify_video_id(video_id or 'my-video')!r}), or leave it out")
         text = str(checked)
+        self._adopt()  # a server stopped since this one started: its jobs are built here (and counted below)
         for job in self.book.unfinished():
             if job.source == text and (video_id is None or job.video_id == video_id):
                 return job

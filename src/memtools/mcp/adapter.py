@@ -31,15 +31,14 @@ from memtools.tools import messages as msg
 from memtools.tools.frames_search import FrameMatch, FrameMatches
 from memtools.tools.provider import ToolsProvider, held
 from memtools.tools.results import ToolResult
+from memtools.tools.specs import Hints
 from memtools.tools.text import clip, hms
 
 log = logging.getLogger(__name__)
 
-ANNOTATIONS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-WRITE_ANNOTATIONS = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False,
-                                    openWorldHint=False)
-"""Of a tool that changes the memory (every change can be undone, but a client should still ask first)."""
 META = {"anthropic/maxResultSizeChars": MAX_RESULT_CHARS}
+NOT_UNICODE = ("{name} holds a lone surrogate (half of a UTF-16 pair), which is no character and which UTF-8 cannot "
+               "carry: {value}; send real text")
 ERROR_KIND_META = "memtools/errorKind"
 """``_meta`` key of an ``is_error`` result: ``bad-arguments``, ``not-found``, ``busy`` or ``unavailable``."""
 
@@ -88,6 +87,62 @@ def call(spec: ToolSpec, tools: ToolsProvider, arguments: Any, *, structured_ima
     result = outcome.result
     assert result is not None  # a successful outcome carries its result
     return frames_result(result, structured=structured_images) if isinstance(result, Frames) else tool_result(result)
+
+
+def tool_annotations(hints: Hints) -> ToolAnnotations:
+    """MCP's tool annotations for what a tool does to the memory (``ToolSpec.hints``; tests/test_tool_hints.py
+    checks each against the memory before and after the call)."""
+    return ToolAnnotations(readOnlyHint=hints.read_only, destructiveHint=hints.destructive,
+                           idempotentHint=hints.idempotent, openWorldHint=hints.open_world)
+
+
+def _sendable(value: Any) -> Any:
+    """``value`` with every string that UTF-8 cannot carry (a lone surrogate, e.g. echoed from a refused argument)
+    escaped as ``\\ud800``, so no answer fails to serialise (over HTTP: a 500)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, dict):
+        return {_sendable(k): _sendable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_sendable(v) for v in value]
+    return value
+
+
+def sendable_text(text: str) -> str:
+    """``text`` with what UTF-8 cannot carry escaped (``_sendable``)."""
+    return _sendable(text)
+
+
+def unsendable(arguments: Any, path: str = "") -> tuple[str, str] | None:
+    """The first argument (``text``, ``ids[2]``) holding a string UTF-8 cannot carry (a lone surrogate), with that
+    string escaped and shortened; ``None`` when every string is real text."""
+    if isinstance(arguments, str):
+        shown = _sendable(arguments)
+        return None if shown is arguments else (path or "arguments", f'"{clip(shown, 60)}"')
+    items = arguments.items() if isinstance(arguments, dict) else enumerate(arguments) \
+        if isinstance(arguments, list) else ()
+    for key, value in items:
+        found = unsendable(key) if isinstance(key, str) else None
+        where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{_sendable(key)}" if path else _sendable(key)
+        if found is not None:
+            return f"the name of {where}", found[1]
+        found = unsendable(value, where)
+        if found is not None:
+            return found
+    return None
+
+
+def sendable(result: Any) -> Any:
+    """A ``CallToolResult`` whose text and structured content UTF-8 can carry (``_sendable``); others as they are."""
+    if not isinstance(result, CallToolResult):
+        return result
+    data = result.model_dump(by_alias=True, exclude_none=True)
+    clean = _sendable(data)
+    return result if clean == data else CallToolResult.model_validate(clean)
 
 
 @contextlib.contextmanager

@@ -207,23 +207,62 @@ class IntrospectionVerifier:
         return access
 
     def _accept(self, token: str, claims: dict[str, Any], now: float) -> AccessToken | None:
+        """The token the issuer's answer describes, or None: inactive, expired, from another issuer or for another
+        audience, or any claim of the wrong type or out of range (logged; a bad answer never becomes a 500)."""
         if claims.get("active") is not True:
             return None
-        exp = claims.get("exp")
-        if isinstance(exp, (int, float)) and exp <= now:
+        problem = claim_problem(claims, now)
+        if problem is None:
+            problem = self._foreign(claims)
+        if problem is not None:
+            log.info("refused a token: %s", problem)
             return None
+        scope, exp = claims.get("scope"), claims.get("exp")
+        return AccessToken(token=token, client_id=claims.get("client_id") or "",
+                           scopes=scope.split() if scope is not None else [],
+                           expires_at=int(exp) if exp is not None else None, subject=claims.get("sub"))
+
+    def _foreign(self, claims: dict[str, Any]) -> str | None:
+        """Why the (well-typed) claims name another issuer or audience, None if they do not."""
         iss = claims.get("iss")
-        if iss is not None and str(iss).rstrip("/") != self.issuer:
-            log.info("refused a token of issuer %r", iss)
-            return None
+        if iss is not None and iss.rstrip("/") != self.issuer:
+            return f"its issuer is {_shown(iss)}, not {self.issuer}"
         if self.audience is not None:
             aud = claims.get("aud")
-            audiences = aud if isinstance(aud, list) else [aud]
-            if self.audience not in audiences:
-                log.info("refused a token for audience %r (expected %r)", aud, self.audience)
-                return None
-        scope = claims.get("scope")
-        return AccessToken(token=token, client_id=str(claims.get("client_id") or ""),
-                           scopes=scope.split() if isinstance(scope, str) else [],
-                           expires_at=int(exp) if isinstance(exp, (int, float)) else None,
-                           subject=claims.get("sub") if isinstance(claims.get("sub"), str) else None)
+            if self.audience not in (aud if isinstance(aud, list) else [aud]):
+                return f"its audience is {_shown(aud)}, not {self.audience!r}"
+        return None
+
+
+LATEST_EXP = 253_402_300_800
+"""10000-01-01T00:00:00Z in epoch seconds: an ``exp`` at or past it is not a real expiry (nor a datetime)."""
+TEXT_CLAIMS = ("iss", "sub", "client_id", "scope")
+
+
+def _shown(value: Any) -> str:
+    """A claim's value for the log, cut short (an issuer's answer may hold anything)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def claim_problem(claims: dict[str, Any], now: float) -> str | None:
+    """What is wrong with an active token's claims (RFC 7662), None if nothing. A claim that is absent or
+    ``null`` is not there (issuers write unset members either way), except ``exp``: a present expiry that
+    cannot be read refuses the token rather than letting it live for ever; an absent one is allowed."""
+    if "exp" in claims:
+        exp = claims["exp"]
+        if isinstance(exp, bool) or not isinstance(exp, (int, float)):
+            return f"its exp is {_shown(exp)}, not a number of seconds"
+        if not 0 < exp < LATEST_EXP:  # also NaN and +-Infinity (Python's json reads them)
+            return f"its exp {_shown(exp)} is not a time between 1970 and 9999"
+        if exp <= now:
+            return "it has expired"
+    for name in TEXT_CLAIMS:
+        value = claims.get(name)
+        if value is not None and not isinstance(value, str):
+            return f"its {name} is {_shown(value)}, not a string"
+    aud = claims.get("aud")
+    if aud is not None and not isinstance(aud, str) and not (
+            isinstance(aud, list) and all(isinstance(a, str) for a in aud)):
+        return f"its aud is {_shown(aud)}, not a string or a list of strings"
+    return None

@@ -39,8 +39,14 @@ from memtools.mcp.sdk import Context
 log = logging.getLogger(__name__)
 
 MAX_WAIT_SECONDS = 60.0
-WRITE_ANNOTATIONS = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True,
-                                    openWorldHint=True)
+MAX_DURATION_SEC = 30 * 24 * 3600.0
+"""estimate_build's longest ``duration_sec``: 30 days (2,592,000 s) of video."""
+MAX_SOURCE = 4096
+"""The longest path or URL a build tool takes."""
+ADD_ANNOTATIONS = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=True)
+"""add_video: a video id the memory holds already is built again and replaced (its corrections with it: no change
+to undo); the same source again while its job is unfinished is that job, and once built an unchanged file is not
+built again; a URL is fetched and a model called (open world)."""
 READ_ANNOTATIONS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
                                    openWorldHint=False)
 JOB_TOOLS = ("add_video", "get_job", "list_jobs", "estimate_build")
@@ -162,13 +168,13 @@ class JobTools:
                 self.server._listed_hidden = hidden
                 await self.server.notify_tools_changed(ctx)
 
-    async def add_video(self, source: Annotated[str, Field(description=(
+    async def add_video(self, source: Annotated[str, Field(max_length=MAX_SOURCE, description=(
             "A video file path (absolute, or relative to one of the server's allowed folders) or an http(s) URL "
             "(only if the server allows URLs)"))],
-            video_id: Annotated[str | None, Field(description=(
+            video_id: Annotated[str | None, Field(max_length=128, description=(
                 "The id the video gets in the memory (lowercase letters, digits, '-', '_'); default: from the "
                 "file name"))] = None,
-            wait_seconds: Annotated[float, Field(ge=0, le=MAX_WAIT_SECONDS, description=(
+            wait_seconds: Annotated[float, Field(ge=0, le=MAX_WAIT_SECONDS, allow_inf_nan=False, description=(
                 "Wait this long for the build (progress notifications meanwhile); 0 returns at once"))] = 0,
             ctx: Context = None) -> Annotated[CallToolResult, Job]:
         try:
@@ -181,8 +187,8 @@ class JobTools:
         await self.announce(ctx)
         return _result(job, job.render())
 
-    async def get_job(self, job_id: Annotated[str, Field(description="The id add_video returned")],
-                      wait_seconds: Annotated[float, Field(ge=0, le=MAX_WAIT_SECONDS, description=(
+    async def get_job(self, job_id: Annotated[str, Field(max_length=64, description="The id add_video returned")],
+                      wait_seconds: Annotated[float, Field(ge=0, le=MAX_WAIT_SECONDS, allow_inf_nan=False, description=(
                           "Wait up to this long for the job to finish, with progress notifications meanwhile"
                       ))] = 0,
                       ctx: Context = None) -> Annotated[CallToolResult, Job]:
@@ -200,10 +206,12 @@ class JobTools:
         await self.announce(ctx)
         return _result(jobs, jobs.render())
 
-    def estimate(self, sources: Annotated[list[str], Field(max_length=50, description=(
+    def estimate(self, sources: Annotated[list[Annotated[str, Field(max_length=MAX_SOURCE)]], Field(
+            max_length=50, description=(
             "Video files to estimate (paths as for add_video)"))] = [],  # noqa: B006 - the SDK reads the default
-            duration_sec: Annotated[float | None, Field(gt=0, description=(
-                "Or: the length of a video not at hand (e.g. a URL), in seconds"))] = None,
+            duration_sec: Annotated[float | None, Field(gt=0, le=MAX_DURATION_SEC, allow_inf_nan=False, description=(
+                "Or: the length of a video not at hand (e.g. a URL), in seconds (at most 2,592,000: 30 days)"))
+            ] = None,
             ) -> Annotated[CallToolResult, EstimateOut]:
         from memtools.video import probe
 
@@ -230,7 +238,7 @@ def register_job_tools(server: Any, runner: JobRunner, prefix: str = "") -> JobT
     """Add the build tools to ``server``; returns them (the server keeps them as ``server.jobs``)."""
     tools = JobTools(server, runner, prefix)
     described = {
-        "add_video": (tools.add_video, WRITE_ANNOTATIONS,
+        "add_video": (tools.add_video, ADD_ANNOTATIONS,
                       "Add a video to the memory: starts building it with the server's model and returns a job at "
                       "once. Follow it with get_job(job_id, wait_seconds=30) until its state is done; the video's "
                       "tools (get_summary, search_nodes, ...) work from then on. Call estimate_build first to see "

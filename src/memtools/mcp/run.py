@@ -39,7 +39,8 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     ``memtools.mcp.http``). ``allow_writes`` serves the tools that change the memory, to the callers
     that may write (``memtools.mcp.permission``); a read replica refuses it. ``jobs``
     (``memtools.jobs.arguments.job_options``, needs ``allow_writes``) turns on ``add_video``: its runner
-    starts with the server and resumes the jobs a stopped server left.
+    starts with the server and resumes the jobs a stopped server left; without a usable model the server starts
+    all the same and ``add_video`` answers what to set (``memtools.mcp.no_model``).
     Raises ``MemoryNotFound`` / ``IncompatibleMemory`` / ``ConfigError``
     before any client connects. Returns when
     the client closes stdin (stdio) or on Ctrl-C (HTTP).
@@ -70,7 +71,7 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         provider, close, where = opened, opened.close, str(opened.path)
         warming = None
     try:
-        runner = make_runner(provider, jobs) if jobs is not None and isinstance(provider, Memory) else None
+        runner = _runner(provider, jobs) if jobs is not None and isinstance(provider, Memory) else None
         server = build_server(provider, log_level=level, tool_prefix=tool_prefix, allow_writes=allow_writes,
                               jobs=runner, structured_images=structured_images)
     except MemtoolsError:
@@ -97,6 +98,17 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         if warming is not None:
             warming.join()  # it uses the memory: let it end before the memory closes
         close()
+
+
+def _runner(memory: Memory, jobs: dict):
+    """add_video's runner; without a usable model (none given, an unknown one, a budget without a price) a stand-in
+    whose add_video says what to set, so that the other tools are served all the same (``memtools.mcp.no_model``)."""
+    try:
+        return make_runner(memory, jobs)
+    except ConfigError as exc:
+        from memtools.mcp.no_model import runner_without_model
+
+        return runner_without_model(memory, jobs, exc)
 
 
 def http_options(args: argparse.Namespace) -> HttpOptions:

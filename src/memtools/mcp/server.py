@@ -18,14 +18,17 @@ from memtools.changes.tool_specs import WRITE_TOOL_SPECS
 from memtools.errors import ConfigError
 from memtools.mcp import uris
 from memtools.mcp.adapter import (
-    ANNOTATIONS,
     ERROR_KIND_META,
     META,
-    WRITE_ANNOTATIONS,
+    NOT_UNICODE,
     call,
     input_schema,
     returns_images,
+    sendable,
+    sendable_text,
+    tool_annotations,
     tool_function,
+    unsendable,
 )
 from memtools.mcp.completions import register_completions
 from memtools.mcp.permission import request_caller
@@ -150,7 +153,19 @@ class MemtoolsServer(Server):
         return out
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        """memtools tools get the client's raw arguments (checked strictly by ``ToolSpec.invoke``, not coerced)."""
+        """memtools tools get the client's raw arguments (checked strictly by ``ToolSpec.invoke``, not coerced).
+        Text that UTF-8 cannot carry (a lone surrogate such as ``"\\ud800"``, which JSON can spell) is refused
+        before any tool sees it, and never echoed raw: every answer can be serialised (over HTTP, never a 500)."""
+        bad_name = unsendable(name)
+        bad = ("the tool name", bad_name[1]) if bad_name is not None else unsendable(arguments)
+        if bad is not None:
+            outcome = ToolOutcome.failure(sendable_text(name), "bad-arguments",
+                                          NOT_UNICODE.format(name=bad[0], value=bad[1]))
+            return CallToolResult(content=[TextContent(type="text", text=outcome.text)], isError=True,
+                                  _meta={ERROR_KIND_META: "bad-arguments"})
+        return sendable(await self._call_tool(name, arguments, context))
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         spec = self.spec_of(name)
         if spec is None and self.jobs is not None and self.jobs.owns(name):
             caller = request_caller(self.allow_writes)
@@ -262,7 +277,7 @@ def build_server(
     for spec in server.specs.values():
         server.add_tool(tool_function(spec, tools, structured_images=structured_images), name=tool_prefix + spec.name,
                         title=spec.name.replace("_", " ").capitalize(), description=spec.description,
-                        annotations=WRITE_ANNOTATIONS if spec.write else ANNOTATIONS, meta=dict(META),
+                        annotations=tool_annotations(spec.hints), meta=dict(META),
                         structured_output=structured_images or not returns_images(spec))
     if jobs is not None:
         from memtools.mcp.jobs import register_job_tools

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -28,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memtools.errors import ConfigError, MemoryBusy, MemoryDamaged, MemtoolsError, StoreError
+from memtools.errors import ConfigError, MemoryDamaged, MemtoolsError, StoreError
 from memtools.replica.bucket import Bucket
 from memtools.replica.snapshot import (
     FILES,
@@ -45,7 +46,7 @@ from memtools.replica.snapshot import (
     version_dir,
 )
 from memtools.store.faults import fault_point
-from memtools.store.file_lock import try_lock, unlock
+from memtools.store.file_lock import holding
 
 PUBLISH_LOCK = "publish.lock"
 DEFAULT_KEEP = 3
@@ -219,13 +220,7 @@ def _upload(bucket: Bucket, staging: Path, version: int, files: list[FileEntry],
 
 @contextlib.contextmanager
 def _publish_lock(folder: Path) -> Iterator[None]:
-    handle = open(folder / PUBLISH_LOCK, "a+")  # noqa: SIM115 - held for the block
-    try:
-        if not try_lock(handle):
-            raise MemoryBusy(f"another `memtools publish` of {folder} is running; wait for it to finish")
-        try:
-            yield
-        finally:
-            unlock(handle)
-    finally:
-        handle.close()
+    with holding(folder / PUBLISH_LOCK, lambda: print(
+            f"another `memtools publish` of {folder} is running; waiting for it to finish, then publishing what "
+            "it left (interrupt to stop waiting)", file=sys.stderr, flush=True)):
+        yield

@@ -13,18 +13,12 @@ changes voice becomes one utterance per voice), or a line that starts with ``NAM
 from __future__ import annotations
 
 import hashlib
-import re
 from pathlib import Path
 
 from memtools.errors import ImportFormatError
-from memtools.importers.captions import read_voiced_subtitles
+from memtools.importers.captions import read_voiced_subtitles, spoken_line
 from memtools.speech.base import Utterance
 from memtools.video.audio import AudioChunk
-
-_SPEAKER = re.compile(r"^(?:-\s*)?([A-Z][A-Za-z0-9 .'_-]{0,30}):\s+(.+)$")
-_BRACKETED = re.compile(r"^(?:-\s*)?\[([A-Z][A-Za-z0-9 .'_-]{0,30})\]:?\s+(.+)$")
-_SOUNDS = {"music", "laughter", "laughs", "laughing", "applause", "inaudible", "silence", "noise", "crosstalk",
-           "cheering", "cheers", "sighs", "coughs", "background noise", "indistinct", "unintelligible", "singing"}
 
 
 class SubtitleRecognizer:
@@ -55,9 +49,5 @@ class SubtitleRecognizer:
 
 
 def _utterance(start: float, end: float, text: str, voice: str | None = None) -> Utterance:
-    speaker = voice
-    match = _SPEAKER.match(text) or _BRACKETED.match(text)
-    if match and not (match.re is _BRACKETED and match.group(1).strip().lower() in _SOUNDS):
-        named, text = match.group(1).strip(), match.group(2)
-        speaker = speaker or named
-    return Utterance(t_start=start, t_end=end, text=" ".join(text.split()), speaker=speaker)
+    said, speaker = spoken_line(text, voice)  # the caption importer reads a cue's speaker the same way
+    return Utterance(t_start=start, t_end=end, text=said, speaker=speaker)

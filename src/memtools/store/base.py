@@ -280,6 +280,10 @@ class GraphReads(ABC):
     def video_graph(self, video_id: str) -> VideoGraph | None:
         """One video read back whole, as it was written (None if absent)."""
 
+    def video_graphs(self, video_ids: Sequence[str]) -> dict[str, VideoGraph]:
+        """These videos read back whole (those the graph holds), one at a time."""
+        return {vid: graph for vid in video_ids if (graph := self.video_graph(vid)) is not None}
+
     @abstractmethod
     def video_ids(self) -> list[str]:
         """Every video the graph holds."""

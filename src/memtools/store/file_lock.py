@@ -9,6 +9,9 @@ byte. memtools itself never imports ``fcntl``, so every module imports on Window
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import IO
 
 from filelock import lock_descriptor, unlock_descriptor
@@ -24,3 +27,33 @@ def unlock(handle: IO[str]) -> None:
     lock is left as it is (Windows refuses that unlock; closing the handle releases the lock anyway)."""
     with contextlib.suppress(OSError):
         unlock_descriptor(handle.fileno())
+
+
+def lock_waiting(handle: IO[str], say: Callable[[], None] | None = None, poll: float = 0.2,
+                 timeout: float | None = None) -> bool:
+    """Take the exclusive lock on ``handle``'s file, waiting while another holder has it (the same
+    command run twice at once waits for the first; interrupt it to stop waiting), at most ``timeout``
+    seconds (``TimeoutError`` then). ``say`` is called once, before the wait. Returns whether it waited."""
+    if try_lock(handle):
+        return False
+    if say is not None:
+        say()
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while not try_lock(handle):
+        if deadline is not None and time.monotonic() >= deadline:
+            raise TimeoutError(f"{handle.name} stayed locked for {timeout:g} s")
+        time.sleep(poll)
+    return True
+
+
+@contextlib.contextmanager
+def holding(path: Path, say: Callable[[], None] | None = None, poll: float = 0.2,
+            timeout: float | None = None) -> Iterator[bool]:
+    """Hold the exclusive lock on the file ``path`` (made if missing) for the block, waiting for it as
+    ``lock_waiting`` does; yields whether it waited."""
+    with open(path, "a+") as handle:
+        waited = lock_waiting(handle, say, poll, timeout)
+        try:
+            yield waited
+        finally:
+            unlock(handle)

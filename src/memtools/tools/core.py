@@ -145,11 +145,14 @@ class MemoryTools(SearchTools, PeopleTools, TranscriptTools, FrameSearchTools, W
         starts = self.memory.recorded_starts([vid for vid, _ in page])
         items = [VideoItem(video_id=vid, title=e.title, duration=e.duration, status=e.status, counts=e.counts,
                            recorded_at=starts[vid].isoformat() if vid in starts else None) for vid, e in page]
+        from memtools.store.catalog.owed import notice
         from memtools.store.integrity.checker import damage_message, quick_problems
 
         problems = quick_problems(self.memory.path, self.memory.manifest)
+        warning = " ".join(filter(None, [damage_message(self.memory.path, problems) if problems else "",
+                                         notice(self.memory.path)]))
         return VideoList(videos=items, total=total, offset=offset, limit=limit, query=needle, recorded=window,
-                         untimed=untimed, warning=damage_message(self.memory.path, problems) if problems else "")
+                         untimed=untimed, warning=warning)
 
     def _outline(self, video_id: str) -> Outline | None:
         try:

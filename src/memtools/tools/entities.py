@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from memtools.errors import ToolError, ToolNotFound
 from memtools.store.tables.entity_index import EntityRow
+from memtools.store.tables.id_ledger import moved_message
 from memtools.tools import messages as msg
 from memtools.tools.entity_results import (
     Appearance,
@@ -164,6 +165,10 @@ class EntityTools(LibraryTools):
         with self._reading():
             if entity_id is not None:
                 row = index.get(entity_id) if ENTITY_ID.match(entity_id) else None
+                if row is None and ENTITY_ID.match(entity_id):
+                    moved = moved_message(self.memory.path, entity_id, lambda i: index.get(i) is not None)
+                    if moved is not None:
+                        raise ToolNotFound(moved)
                 if row is None or (video_id is not None and row.video_id != video_id):
                     raise ToolNotFound(msg.BAD_ENTITY_ID.format(entity_id=entity_id))
                 rows = [row]

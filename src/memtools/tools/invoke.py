@@ -193,7 +193,8 @@ def describe_errors(tool: str, model: type[BaseModel], exc: ValidationError,
 
 
 def _shown(value: Any, with_kind: bool = False) -> str:
-    """A value as the caller wrote it (JSON), shortened; optionally with its JSON type."""
+    """A value as the caller wrote it (JSON), shortened, with what UTF-8 cannot carry escaped; optionally with its
+    JSON type."""
     if isinstance(value, str) and len(value) > 60:
         text = json.dumps(value[:40] + "…", ensure_ascii=False) + f" ({len(value)} characters)"
     else:
@@ -201,6 +202,7 @@ def _shown(value: Any, with_kind: bool = False) -> str:
             text = clip(json.dumps(value, ensure_ascii=False, default=repr), 80)
         except ValueError:  # a circular structure
             text = clip(repr(value), 80)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate shown as \ud800, sendable
     if not with_kind:
         return text
     kind = next((k for t, k in _JSON_KIND if isinstance(value, t)), type(value).__name__)

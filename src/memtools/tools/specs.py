@@ -181,6 +181,26 @@ class FrameSearchArgs(_Args):
 
 
 @dataclass(frozen=True)
+class Hints:
+    """What a tool does to the memory, published as MCP's tool annotations (``memtools.mcp.adapter.tool_annotations``)
+    and checked against what each tool really does (tests/test_tool_hints.py).
+
+    ``read_only``: changes nothing. ``destructive``: may delete or overwrite what is there (even when
+    ``undo_change`` can bring it back); ``False``: it only adds. ``idempotent``: a second call with the same
+    arguments changes nothing more (no second change is recorded either). ``open_world``: reaches beyond the
+    memory (the network, a model)."""
+
+    read_only: bool = True
+    destructive: bool = False
+    idempotent: bool = True
+    open_world: bool = False
+
+
+READS = Hints()
+"""Every tool of ``TOOL_SPECS``: it reads the memory, and nothing else."""
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     name: str
     group: str
@@ -188,9 +208,11 @@ class ToolSpec:
     args: type[BaseModel]
     method: Callable[..., Any]
     write: bool = False
-    """A tool that changes the memory: served over MCP only with ``--allow-writes``, listed and callable only
-    for a caller that may write (``memtools.mcp.permission``); kept out of ``TOOL_SPECS`` (the read catalogue
-    every front end builds its tools from) and listed in ``memtools.changes.tool_specs.WRITE_TOOL_SPECS``."""
+    """A tool of the change path (a change, or the change log: who changed what): served over MCP only with
+    ``--allow-writes``, listed and callable only for a caller that may write (``memtools.mcp.permission``); kept
+    out of ``TOOL_SPECS`` (the read catalogue every front end builds its tools from) and listed in
+    ``memtools.changes.tool_specs.WRITE_TOOL_SPECS``. What the tool does to the memory is ``hints``."""
+    hints: Hints = READS
 
     def call(self, tools: MemoryTools, arguments: dict[str, Any] | BaseModel) -> Any:
         """Validate arguments with the spec's model and run the tool."""

@@ -20,7 +20,7 @@ from memtools.tools import messages as msg
 from memtools.tools.host import ToolsHost
 from memtools.tools.results import MacroItem, Summary, TimeResult
 from memtools.tools.time_results import PeriodSummary, WallMatch, WallTimeResult
-from memtools.wallclock import WallClockError, iso
+from memtools.wallclock import WallClockError, check_span, excerpt, iso
 
 if TYPE_CHECKING:
     from memtools.store.catalog.manifest import VideoEntry
@@ -36,6 +36,16 @@ TIME_EXAMPLE = "'2026-11-20T14:00+01:00' (a date alone, '2026-11-20', means that
 def _seconds(found: video_times.Period) -> float:
     """From a period's first recording's start to its last one's end."""
     return max((datetime.fromisoformat(found.last) - datetime.fromisoformat(found.first)).total_seconds(), 0.0)
+
+
+def _held(name: str, text: str, value: datetime) -> datetime:
+    """A time argument within the dates a memory holds (``memtools.wallclock.LATEST``): no video is
+    recorded outside them, and the window arithmetic (a whole day, the end's day) cannot overflow."""
+    try:
+        return check_span(value, 0.0, f"{name}={excerpt(text)}")
+    except WallClockError as exc:
+        open_end = f"; or leave {name} out for an open end" if name in ("recorded_from", "recorded_to") else ""
+        raise ToolError(f"{exc}{open_end}") from None
 
 
 def is_period_id(value: str | None) -> bool:
@@ -89,10 +99,11 @@ class WallClockTools(ToolsHost):
         try:
             value = datetime.fromisoformat(raw)
         except ValueError:
-            raise ToolError(f"{name}={text!r} is not a date or time: write ISO 8601, e.g. {TIME_EXAMPLE}") from None
+            raise ToolError(f"{name}={excerpt(text)} is not a date or time: write ISO 8601, e.g. {TIME_EXAMPLE}"
+                            ) from None
         if value.tzinfo is None:
             value = value.replace(tzinfo=self._zone_for(value.date().isoformat(), notes))
-        return value
+        return _held(name, text, value)
 
     def _wall_window(self, start_time: str | None, end_time: str | None,
                      notes: list[str]) -> tuple[datetime, datetime]:

@@ -3,7 +3,8 @@
 Check: the file is there (a stat before every read and write, with the other cheap checks) and opens,
 it uses the rollback journal (not WAL), its generation is the manifest's (one ahead only while a
 write's journal is there), its kept totals match its rows, every cell holds what its column should and
-each row's own sums match its cells, and the sums the manifest keeps match its rows. A video the graph
+each row's own sums match its cells, no duration is one a video cannot have (not a finite number of seconds
+from 0 to ten years, ``LONGEST``), and the sums the manifest keeps match its rows. A video the graph
 holds whole that the list calls ``failed``, ``building`` or ``lost`` is the list's mistake, not data to
 delete (``graph_held``): check compares its rows like a ready video's, and repair lists it as ready again.
 
@@ -12,17 +13,19 @@ filled from the graph, which holds every written video (title, duration and coun
 counted in the lance ``keyframes`` table). Entries of videos the graph never held (a build that failed
 or is under way) cannot be derived and are gone. A catalog whose cells, generation, totals or journal
 mode are wrong is written again whole from its sound cells (``rebuild_catalog``); an entry with a
-damaged cell that the graph holds is listed again from the graph.
+damaged cell (or an impossible duration) that the graph holds is listed again from the graph, with the
+graph's duration (0, unknown, when the graph's is impossible too: repair then says to import it again).
 """
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtools.errors import MemoryDamaged, StoreError
-from memtools.store.catalog.cells import VideoTotals, cell_fault, contributions, entry_of, lenient_entry
+from memtools.store.catalog.cells import VideoEntry, VideoTotals, cell_fault, contributions, entry_of, lenient_entry
 from memtools.store.catalog.manifest import MANIFEST, Manifest, read_manifest
 from memtools.store.catalog.videos import CATALOG, VideoCatalog
 from memtools.store.problems import Problem, Report, unreadable
@@ -33,6 +36,24 @@ if TYPE_CHECKING:
     from memtools.store.catalog.parts import MemoryParts
 
 SOUND_PARTS = ("MISSING", "UNREADABLE")  # report.parts["catalog"] of a file repair starts afresh
+LONGEST = 315_576_000.0
+"""Ten years of 365.25 days, in seconds: no recording lasts longer, so a longer duration is a damaged value
+(as are infinity and a negative one); it would throw every time window and sum it enters."""
+
+
+def duration_fault(value: object) -> str | None:
+    """Why a duration cell cannot be a video's (None: it can, or it is no number: ``cell_fault`` says so)."""
+    if type(value) not in (int, float):
+        return None
+    number = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(number) or number < 0:
+        return "not a finite number of seconds"
+    return "longer than ten years, which no video lasts" if number > LONGEST else None
+
+
+def possible_duration(value: float) -> float:
+    """``value``, or 0 (unknown) when no video can last that long."""
+    return 0.0 if duration_fault(value) else value
 
 
 def catalog_problems(path: Path, manifest: Manifest) -> list[Problem]:
@@ -129,6 +150,8 @@ def cell_problems(catalog: VideoCatalog, rows: list[tuple], manifest_generation:
         if fault is not None:
             readable = False
             found.append(f"the entry of video {vid!r} is damaged ({fault})")
+        elif (why := duration_fault(cells[1])) is not None:
+            found.append(f"the entry of video {vid!r} is damaged (column duration holds {cells[1]!r}: {why})")
         elif tuple(kept) != contributions(entry_of(vid, cells)):
             found.append(f"the entry of video {vid!r} is out of step with its own sums (its status says "
                          f"{cells[2]!r} but it is counted as {'ready' if kept[1] == 1 else 'not ready'})")
@@ -204,7 +227,7 @@ def rebuild_catalog(memory: MemoryParts, kuzu: GraphStore, done: list[str]) -> N
     reads ``failed``)."""
     path = memory.path
     in_graph = set(kuzu.video_ids())
-    read = {row[0]: lenient_entry(row[1:7]) for row in memory.manifest.catalog.raw_rows()}
+    read = {row[0]: _lenient(row[1:7]) for row in memory.manifest.catalog.raw_rows()}
     entries = {vid: entry for vid, (entry, damaged) in read.items() if not (damaged and vid in in_graph)}
     VideoCatalog.create(path, entries, read_manifest(path).generation)
     for stale in (f"{CATALOG}-wal", f"{CATALOG}-shm"):  # a WAL file's leftovers must not touch the new file
@@ -213,3 +236,11 @@ def rebuild_catalog(memory: MemoryParts, kuzu: GraphStore, done: list[str]) -> N
     done.append(f"wrote {CATALOG} again from its rows (its generation, totals and journal mode set right"
                 + (f"; {damaged} entry(ies) with a damaged cell taken from the graph or their sound cells)" if damaged
                    else ")"))
+
+
+def _lenient(cells: tuple) -> tuple[VideoEntry, bool]:
+    """``lenient_entry``, an impossible duration counted as a damaged cell (0: the graph gives it again)."""
+    entry, damaged = lenient_entry(cells)
+    if duration_fault(cells[1]) is not None:
+        entry.duration, damaged = 0.0, True
+    return entry, damaged

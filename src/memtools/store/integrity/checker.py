@@ -14,8 +14,8 @@ Two depths:
 * ``check`` (``memtools check``) compares everything: per video, the manifest's counts with
   the graph's, every searchable node with its lance row, every row with its node, the
   ``entities`` and ``keyframes`` tables, the vectors' width, every table's indexes and their
-  files (``lance_check``), the navigation rows, the keyframe files (each one decoded), videos
-  whose build failed, and leftovers of interrupted writes.
+  files (``lance_check``), the navigation rows, the library layer (``library_check``), the keyframe files (each
+  one decoded), failed builds, leftovers of interrupted writes; ``deep`` re-derives every row (``derived_check``).
 
 It reads the memory through the storage contract (``memtools.store.base.MemoryParts``), never
 ``Memory``: ``memory -> integrity`` is the only direction. ``memtools.store.integrity.repair`` fixes what
@@ -37,7 +37,6 @@ from memtools.store.file_lock import try_lock, unlock
 from memtools.store.integrity.catalog_check import catalog_problems, catalog_write_problems, check_catalog, graph_held
 from memtools.store.integrity.lance_check import describe, missing_index_files, table_folder, vector_dim
 from memtools.store.integrity.vector_check import check_entities, check_nodes
-from memtools.store.library import layer as library
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.problems import first_line as _first_line
 from memtools.store.resources import raise_if_exhausted
@@ -243,9 +242,9 @@ def pending_recovery(path: Path, graph_name: str) -> list[str]:
         handle.close()
 
 
-def check(memory: MemoryParts) -> Report:
-    """Compare the manifest, the graph, the lance tables and the frames; never changes anything.
-    A write a killed process left half-done is reported as that (``Report.pending``), not as
+def check(memory: MemoryParts, *, deep: bool = False) -> Report:
+    """Compare the manifest, the graph, the lance tables, the derived files and the frames; never changes
+    anything. A write a killed process left half-done is reported as that (``Report.pending``), not as
     damage: the parts disagree only until a writer finishes or undoes it (``memtools recover``)."""
     path = memory.path
     manifest = read_manifest(path)
@@ -294,8 +293,10 @@ def check(memory: MemoryParts) -> Report:
             report.problems.append(Problem("vectors", f"the nodes table is missing at {manifest.tables} "
                                            f"({expected_rows(manifest)} searchable nodes have no vectors)", True))
     _check_files(path, manifest, report)
+    from memtools.store.integrity.derived_check import check_deep
     from memtools.store.integrity.frame_files import check_keyframe_files
     from memtools.store.integrity.keyframe_check import check_keyframes
+    from memtools.store.integrity.library_check import check_library
 
     if frames:
         with memory.reading(guard=False) as g:
@@ -308,7 +309,9 @@ def check(memory: MemoryParts) -> Report:
             if any(p.text.startswith(f"{VECTORS_DIR}/{name}.lance/_indices is missing") for p in report.problems)]
     report.problems = [p for p in report.problems
                        if not any(p.text.startswith(f"{name} table: the files of") for name in gone)]
-    report.problems += library.problems(path, manifest)
+    sound = check_library(memory, manifest, ready, report)
+    if deep and graph_ids is not None:
+        check_deep(memory, ready, report, library=sound)
     return report
 
 

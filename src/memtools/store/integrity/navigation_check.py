@@ -7,12 +7,18 @@ tables for a video written before it), no video the memory does not list has any
 aside, and each video is read back from the graph and its rows are written again, in one
 transaction per batch of videos. A memory written before these rows existed shows every video as
 lacking them; its tools still answer (with slower queries) until ``memtools repair`` adds them.
+``memtools check --deep`` also compares every row's content with its video's graph (``derived_check``);
+repair then writes every video's rows again. A file SQLite cannot read whole, or a folder in its place,
+is set aside (``navigation.sqlite.damaged``) and made again.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtools.store.catalog.manifest import read_manifest
@@ -29,6 +35,8 @@ if TYPE_CHECKING:
 PART = "navigation"
 EXAMPLES = 3  # videos named one by one; the rest are counted in one line
 VIDEOS_PER_WRITE = 50
+UNREADABLE = f"{NAVIGATION} cannot be read"  # the start of a problem after which repair sets the file aside
+DIFFER = "differ from what the graph gives"  # a --deep problem: repair writes every video's rows again
 
 
 def _compare(g: KuzuGraph, ready: list[str]) -> tuple[list[str], list[str], dict[str, dict[str, int]]]:
@@ -47,6 +55,12 @@ def _compare(g: KuzuGraph, ready: list[str]) -> tuple[list[str], list[str], dict
 
 
 def check_navigation(memory: MemoryParts, manifest: Manifest, ready: list[str], report: Report) -> None:
+    file = memory.path / NAVIGATION
+    if file.exists() and not file.is_file():
+        report.parts[PART] = f"{NAVIGATION} is not a file"
+        report.problems.append(Problem(PART, f"{UNREADABLE}: a folder, not a file, is in its place; navigation tools "
+                                       "fall back to slower queries", True))
+        return
     with memory.reading(guard=False) as g:
         if not isinstance(g, KuzuGraph):  # the rows belong to the kuzu/ladybug engine; another has its own
             return
@@ -54,8 +68,8 @@ def check_navigation(memory: MemoryParts, manifest: Manifest, ready: list[str], 
             wrong, stale, have = _compare(g, ready)
         except sqlite3.Error as exc:
             report.parts[PART] = f"{NAVIGATION} cannot be read"
-            report.problems.append(Problem(PART, f"{NAVIGATION} cannot be read ({exc}); navigation tools fall "
-                                           "back to slower queries", True))
+            report.problems.append(Problem(PART, f"{UNREADABLE} ({exc}); navigation tools fall back to slower "
+                                           "queries", True))
             return
     report.parts[PART] = f"{len(ready) - len(wrong)} of {len(ready)} video(s) have their navigation rows"
     for vid in wrong[:EXAMPLES]:
@@ -78,12 +92,18 @@ def repair_navigation(memory: MemoryParts, kuzu: GraphStore, problems: list[Prob
         return
     manifest = read_manifest(memory.path)
     ready = sorted(v for v, e in manifest.videos.items() if e.status == "ready")
+    file = memory.path / NAVIGATION
+    if (file.exists() and not file.is_file()) or any(p.part == PART and p.text.startswith(UNREADABLE)
+                                                     for p in problems):
+        _set_aside(kuzu, file, done)
     try:
         todo, stale, _ = _compare(kuzu, ready)
     except sqlite3.Error:
-        kuzu.navigation.discard()
-        done.append(f"moved the unreadable {NAVIGATION} aside ({NAVIGATION}.damaged)")
+        _set_aside(kuzu, file, done)
         todo, stale, _ = _compare(kuzu, ready)
+    if any(p.part == PART and DIFFER in p.text for p in problems):
+        in_graph = set(kuzu.video_ids())
+        todo = sorted({*todo, *(v for v in ready if v in in_graph)})
     for start in range(0, max(len(todo), len(stale)), VIDEOS_PER_WRITE):
         chunk, gone = todo[start:start + VIDEOS_PER_WRITE], stale[start:start + VIDEOS_PER_WRITE]
         kuzu.begin()  # the rows kuzu's own tables kept for these videos (memories written before the file)
@@ -99,3 +119,17 @@ def repair_navigation(memory: MemoryParts, kuzu: GraphStore, problems: list[Prob
         done.append(f"wrote the navigation rows of {len(todo)} video(s) again from the graph")
     if stale:
         done.append(f"removed the navigation rows of {len(stale)} video(s) the memory does not hold")
+
+
+def _set_aside(kuzu: KuzuGraph, file: Path, done: list[str]) -> None:
+    """Move a file SQLite cannot read (or a folder in its place) to ``navigation.sqlite.damaged``, an older one
+    going first, so the rows are written into a new file."""
+    kuzu.navigation.close()
+    aside = file.with_name(f"{NAVIGATION}.damaged")
+    if aside.is_dir() and not aside.is_symlink():
+        shutil.rmtree(aside)
+    aside.unlink(missing_ok=True)
+    if file.exists() or file.is_symlink():
+        os.replace(file, aside)
+    file.with_name(f"{NAVIGATION}-journal").unlink(missing_ok=True)
+    done.append(f"moved the unreadable {NAVIGATION} aside ({aside.name}); its rows are written again from the graph")

@@ -11,7 +11,9 @@ What can be derived, and from what:
 * a manifest whose embedder dimension disagrees with the vectors is mended when the embedder and
   the vectors agree; when they do not, repair refuses and changes nothing;
 * a video the graph holds but the manifest lost goes back into the manifest; wrong counts are
-  recounted; leftovers of interrupted writes and frames of unknown videos are removed.
+  recounted; leftovers of interrupted writes and frames of unknown videos are removed;
+* the derived files (``library.sqlite``, ``navigation.sqlite``, the time index) are compared with the graph
+  row by row (``check(deep=True)``) and made again, a damaged file set aside first.
 
 What cannot: a lost or unreadable graph (or a video missing from it), a lost or corrupt keyframe
 image. The report says how to get them back. With ``forget_lost=True`` (``--forget-lost``) such
@@ -38,15 +40,15 @@ from memtools.store.catalog.manifest import VideoEntry, now, read_manifest, writ
 from memtools.store.catalog.videos import CATALOG
 from memtools.store.integrity import checker as integrity
 from memtools.store.integrity import leftovers
-from memtools.store.integrity.catalog_check import keyframe_rows, new_catalog
+from memtools.store.integrity.catalog_check import keyframe_rows, new_catalog, possible_duration
 from memtools.store.integrity.frame_files import restore_images
 from memtools.store.integrity.keyframe_check import repair_keyframes
 from memtools.store.integrity.lance_check import drop_broken_indexes, table_folder, vector_dim
+from memtools.store.integrity.library_check import repair_library
 from memtools.store.integrity.navigation_check import repair_navigation
 from memtools.store.integrity.repair_snapshot import RepairSnapshot
 from memtools.store.integrity.repair_vectors import rebuild_vectors
 from memtools.store.integrity.time_check import layer_missing, repair_times, upgrade_times
-from memtools.store.library import layer as library
 from memtools.store.problems import Problem, Report, unreadable
 from memtools.store.resources import raise_if_exhausted
 from memtools.wallclock import RecordingRule
@@ -97,7 +99,7 @@ def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *
     ``times``: read videos' missing recording starts with this rule even if nothing else is wrong (a
     memory made before recording times gains its day and week layer in any case)."""
     say = progress or (lambda _: None)
-    before = integrity.check(memory)
+    before = integrity.check(memory, deep=True)
     result = RepairResult()
     upgrade = times is not None or (not before.pending and layer_missing(read_manifest(memory.path)))
     if (before.ok and not upgrade) or not (upgrade or forget_lost or any(p.repairable for p in before.problems)):
@@ -126,7 +128,7 @@ def repair(memory: MemoryParts, progress: Callable[[str], None] | None = None, *
         raise
     snapshot.forget_old()
     memory.refresh()
-    result.after = before if result.refused else integrity.check(memory)
+    result.after = before if result.refused else integrity.check(memory, deep=True)
     return result
 
 
@@ -169,8 +171,7 @@ def _repair(memory: MemoryParts, before: Report, result: RepairResult, say: Call
             _rebuild_indexes(memory, problems, result)
             memory.manifest = read_manifest(path)
             repair_times(memory, kuzu, result.done, times or RecordingRule())
-            if library.bring_up_to_date(memory, kuzu, read_manifest(path).generation):
-                result.done.append("computed the library layer again (entities across videos, activities)")
+            repair_library(memory, kuzu, read_manifest(path).generation, problems, result.done)
     _remove_leftovers(memory, result)
 
 
@@ -237,9 +238,13 @@ def _repair_graph_and_vectors(memory: MemoryParts, kuzu: GraphStore, problems: l
     dropped: list[str] = []
     for vid, status in sorted(wrong.items()):
         video = kuzu.get(vid)
+        duration = getattr(video, "duration", 0.0)
         entries[vid] = changed[vid] = VideoEntry(
-            title=getattr(video, "title", ""), duration=getattr(video, "duration", 0.0), status="ready",
+            title=getattr(video, "title", ""), duration=possible_duration(duration), status="ready",
             updated_at=now(), keyframe_vectors=frames.get(vid, 0))
+        if possible_duration(duration) != duration:
+            result.done.append(f"listed video {vid!r} with duration 0 (unknown): its root in the graph holds "
+                               f"{duration!r}, which no video lasts; import it again to give it its right duration")
         if status:
             result.done.append(f"listed video {vid!r} as ready again: the graph holds it whole (its entry said "
                                f"{status!r}; recounted from the graph)")

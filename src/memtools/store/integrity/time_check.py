@@ -55,11 +55,18 @@ def check_times(memory: MemoryParts, manifest: Manifest, ready: list[str], repor
         expected = {t.video_id: t for v in _roots(graph, ready) if (t := _time(v)) is not None}
     from memtools.store.catalog.video_times import TIME_COLUMNS
 
-    held = {row[0]: VideoTime(*row) for row in catalog.times(f"SELECT {TIME_COLUMNS} FROM video_times")}
+    try:
+        held = {row[0]: VideoTime(*row) for row in catalog.times(f"SELECT {TIME_COLUMNS} FROM video_times")}
+        periods = {row[0] for row in catalog.times("SELECT id FROM periods")}
+    except (MemoryDamaged, StoreError, TypeError, ValueError):  # a table dropped, a row edited into nonsense
+        report.parts["times"] = "UNREADABLE"
+        report.problems.append(Problem("times", "the time index in videos.sqlite (tables video_times and periods) "
+                                       "cannot be read: a table is missing or damaged; the day and week tools "
+                                       "cannot answer", True))
+        return
     wrong = sorted(vid for vid in {*expected, *held} if expected.get(vid) != held.get(vid))
     days = {t.day for t in expected.values()}
     weeks = {t.week for t in expected.values()}
-    periods = {row[0] for row in catalog.times("SELECT id FROM periods")}
     report.parts["times"] = (f"{len(expected)} video(s) with a recording time, {len(days)} day(s), "
                              f"{len(weeks)} week(s)")
     for vid in wrong[:20]:
@@ -88,7 +95,7 @@ def repair_times(memory: MemoryParts, graph: GraphStore, done: list[str], rule: 
         return
     ready = manifest.videos.ids("ready")
     roots = list(_roots(graph, ready))
-    found = 0
+    started = []
     if rule is not None:
         for video in roots:
             if video.recorded_at:
@@ -96,7 +103,11 @@ def repair_times(memory: MemoryParts, graph: GraphStore, done: list[str], rule: 
             start = rule.resolve(video.source_path or None, video.id)
             if start is not None and _set_start(graph, video.id, start):
                 video.recorded_at = start
-                found += 1
+                started.append(video.id)
+    refresh = getattr(graph, "refresh_navigation", None)  # each navigation outline holds its video's root
+    if started and refresh is not None:
+        refresh(started)
+    found = len(started)
     times = {t.video_id: t for v in roots if (t := _time(v)) is not None}
     manifest.catalog.remake_times(times)
     days = len({t.day for t in times.values()})

@@ -25,8 +25,10 @@ computes it again). Tables:
 one SQLite transaction tagged with the write's generation. Incremental when the layer matched
 the generation before the write; computed whole from the graph and lance otherwise (a memory made
 before this layer, or after a kill). Recovery (``store.recovery.recover``) computes it again
-whenever its generation is not the manifest's; ``memtools check`` reports a stale or missing layer
-and ``memtools repair`` computes it. Readers use it only when its generation is the manifest's
+whenever its generation is not the manifest's (a layer lacking a table counts as missing); ``memtools
+check`` reports a stale, missing or damaged layer (``memtools.store.integrity.library_check``) and ``memtools
+repair`` computes it, setting a damaged file aside (``library.sqlite.damaged``) first; so does a writer that
+finds a file SQLite cannot read. Readers use it only when its generation is the manifest's
 (else the tools answer per video and say why). Same rollback journal, never WAL, as
 ``videos.sqlite``.
 """
@@ -36,6 +38,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
+import re
+import shutil
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,12 +54,10 @@ from memtools.schema import VideoGraph
 from memtools.store.faults import fault_point
 from memtools.store.library import activities, meaning, people
 from memtools.store.library.link_rules import LOCATION, LibEntity, Linker, Member, Profile, places_of
-from memtools.store.problems import Problem
 from memtools.store.tables.entities import _key, _norm
 
 if TYPE_CHECKING:
     from memtools.store.base import GraphStore
-    from memtools.store.catalog.manifest import Manifest
     from memtools.store.catalog.parts import MemoryParts
 
 log = logging.getLogger(__name__)
@@ -84,6 +87,9 @@ by meaning (their core vectors, groups and the ``words`` vectors, ``memtools.sto
 of an older layout counts as missing: the next write, recovery or ``memtools repair`` computes it whole
 (its tables dropped first)."""
 Embed = activities.Embed
+_TABLES = frozenset(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", _SCHEMA))
+Seed = tuple[Sequence[tuple[str, str, str, str]], Mapping[str, int]]
+"""What a layer computed afresh starts from: ``ids`` rows (video, type, key, library id) and next numbers."""
 
 
 @dataclass
@@ -160,17 +166,20 @@ def _drop_older_layout(conn: sqlite3.Connection) -> None:
 
 
 def generation(folder: Path) -> int | None:
-    """The manifest generation the layer matches (None: there is no layer, or it cannot be read)."""
+    """The manifest generation the layer matches (None: there is no layer, it cannot be read, or it lacks a
+    table: readers then answer per video, and the next writer computes it whole instead of adding to it)."""
     if not (folder / LIBRARY).is_file():
         return None
     try:
         with contextlib.closing(_connect(folder, write=False)) as conn:
             row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
             layout = conn.execute("SELECT value FROM meta WHERE key = 'layout'").fetchone()
+            tables = {t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.Error as exc:
         log.debug("library layer of %s unreadable: %s", folder, exc)
         return None
-    return None if row is None or layout is None or int(layout[0]) != LAYOUT else int(row[0])
+    whole = tables >= _TABLES
+    return None if row is None or layout is None or int(layout[0]) != LAYOUT or not whole else int(row[0])
 
 
 def _meta(conn: sqlite3.Connection, key: str, default: int) -> int:
@@ -299,11 +308,47 @@ def stored_layers(memory: MemoryParts, graph: GraphStore, video_ids: Iterable[st
         yield video_layer(video, sorted(rows, key=lambda r: r["id"]))
 
 
-def rebuild(memory: MemoryParts, graph: GraphStore, gen: int) -> None:
-    """Compute the whole layer again from the graph and lance (library ids kept by ``ids``)."""
+def rebuild(memory: MemoryParts, graph: GraphStore, gen: int, *, afresh: bool = False,
+            seed: Seed = ((), {})) -> None:
+    """Compute the whole layer again from the graph and lance (library ids kept by ``ids``). ``afresh`` (a layer
+    ``memtools check`` found damaged), or a file SQLite cannot use (it would fail every write): the file is set
+    aside as ``library.sqlite.damaged`` and the layer computed into a new one, given only ``seed``: the ``ids``
+    rows and next numbers (``meta``) repair could still read from the old one."""
+    if afresh or not _sound(memory.path / LIBRARY):
+        _set_aside(memory.path, seed)
     order = sorted(graph.video_ids())
     layers = list(stored_layers(memory, graph, order))
     update(memory.path, layers, (), gen, _embedder(memory), whole=True)
+
+
+def _sound(file: Path) -> bool:
+    """Missing (a new one is made), or an SQLite file that passes ``quick_check``. Opened read-write, so that
+    a killed writer's journal is rolled back first (that is a sound file, not damage)."""
+    if not file.exists() and not file.is_symlink():
+        return True
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{file}?mode=rw", uri=True, timeout=60.0)) as conn:
+            return file.is_file() and conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    except sqlite3.Error:
+        return False
+
+
+def _set_aside(folder: Path, seed: Seed) -> None:
+    """Move the file and its journal to ``library.sqlite.damaged`` (an older one goes), then start a new file
+    holding ``seed``."""
+    aside = folder / f"{LIBRARY}.damaged"
+    for old, new in ((folder / LIBRARY, aside), (folder / f"{LIBRARY}-journal", folder / f"{aside.name}-journal")):
+        if new.is_dir() and not new.is_symlink():
+            shutil.rmtree(new)
+        new.unlink(missing_ok=True)
+        if old.exists() or old.is_symlink():
+            os.replace(old, new)
+    rows, counters = seed
+    with _transaction(folder) as conn:
+        conn.executemany("INSERT OR REPLACE INTO ids VALUES (?,?,?,?)", rows)
+        conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [*counters.items(), ("layout", LAYOUT)])
+    log.warning("the library layer of %s was set aside as %s; computing it again (%d library ids kept)",
+                folder, aside.name, len(rows))
 
 
 def _embedder(memory: MemoryParts, cache: dict[str, object] | None = None) -> Embed:
@@ -344,15 +389,3 @@ def bring_up_to_date(memory: MemoryParts, graph: GraphStore, gen: int) -> bool:
                     memory.path, exc)
         return False
     return True
-
-
-def problems(folder: Path, manifest: Manifest) -> list[Problem]:
-    """``memtools check``: a layer that is missing or does not match the manifest's generation."""
-    if not manifest.video_totals().in_graph:
-        return []
-    have = generation(folder)
-    if have == manifest.generation:
-        return []
-    what = "is missing" if have is None else f"matches generation {have}, not the memory's {manifest.generation}"
-    return [Problem("library", f"the library layer ({LIBRARY}: entities linked across videos, activities) {what}; "
-                    "the entity tools answer per video until it is computed", True)]

@@ -12,7 +12,15 @@ for the graph's entity mentions, deterministically and without a model:
   their search vectors are very close (cosine >= ``SAME_VECTOR``) and no shared attribute
   disagrees (a red ball is never merged with a white one);
 * two mentions of one macro event are never merged by name or vector: the extractor already
-  decided they are different things there.
+  decided they are different things there;
+* mentions that carry a canonical id (``Grounding.entity_id``, set once a change tool wrote the video) are
+  one entity with every mention of that id and never one with a mention of another id: the user's
+  corrections, not a later name or vector, decide them.
+
+**Ids.** An entity whose mentions carry an id keeps it; one that carries none (a video no change touched,
+or a mention a later write added) takes the next number after the highest id the video holds, in order
+of first appearance: a fresh build numbers its entities ``entity_001``, ``entity_002``, ... as before. So a
+rename, merge, split, note or undo never renumbers the others (docs/writing.md, "Ids that stay").
 
 Each profile lists every appearance in time order with the role edges of that mention
 (PERFORMS / RECEIVES / USES_TOOL / ... with the micro-event's action and times) and its
@@ -36,10 +44,17 @@ from memtools.schema import EdgeCategory, Entity, MicroEvent, OcrText, VideoGrap
 SAME_VECTOR = 0.9
 SIMILARITY_BLOCK = 1024
 _ARTICLES = re.compile(r"^(?:the|a|an|some|this|that)\s+")
+_NUMBER = re.compile(r"/entity_(\d+)$")
 
 
 def canonical_id(video_id: str, n: int) -> str:
     return f"{video_id}/entity_{n:03d}"
+
+
+def id_number(entity_id: str | None) -> int:
+    """The number of a canonical id (``kitchen/entity_012`` -> 12); 0 for anything else."""
+    m = _NUMBER.search(entity_id or "")
+    return int(m.group(1)) if m else 0
 
 
 def _norm(text: str | None) -> str:
@@ -67,6 +82,7 @@ class _Groups:
         self.parent = list(range(len(mentions)))
         self.macros = [{m.macro_id} for m in mentions]
         self.values = [_attribute_values(m) for m in mentions]
+        self.ids = [{m.grounding.entity_id} - {None} for m in mentions]
         self.refused: set[tuple[int, int]] = set()  # groups only grow, so a refusal stays one
 
     def find(self, i: int) -> int:
@@ -83,11 +99,15 @@ class _Groups:
         a, b = self.find(i), self.find(j)
         if a == b or (not force and (min(a, b), max(a, b)) in self.refused):
             return
+        if len(self.ids[a] | self.ids[b]) > 1:  # two canonical ids: the user kept them apart, even by IS_SAME_AS
+            self.refused.add((min(a, b), max(a, b)))
+            return
         if not force and (self.macros[a] & self.macros[b] or self._conflict(a, b)):
             self.refused.add((min(a, b), max(a, b)))
             return
         self.parent[b] = a
         self.macros[a] |= self.macros[b]
+        self.ids[a] |= self.ids[b]
         for key, values in self.values[b].items():
             self.values[a].setdefault(key, set()).update(values)
 
@@ -113,6 +133,10 @@ def canonicalize(graph: VideoGraph, vectors: Mapping[str, np.ndarray] | None = N
     mentions = sorted(graph.entities, key=lambda e: (macro_start.get(e.macro_id, 0.0), e.id))
     index = {e.id: i for i, e in enumerate(mentions)}
     groups = _Groups(mentions)
+    first_of: dict[str, int] = {}
+    for i, e in enumerate(mentions):
+        if e.grounding.entity_id:
+            groups.union(first_of.setdefault(e.grounding.entity_id, i), i, force=True)
     for edge in graph.edges:
         if edge.label == "IS_SAME_AS" and edge.source in index and edge.target in index:
             groups.union(index[edge.source], index[edge.target], force=True)
@@ -170,12 +194,27 @@ class _Roles:
         return sorted(out, key=lambda a: (a["t_start"], a["mention_id"]))
 
 
+def entity_ids(video_id: str, groups: Sequence[Sequence[Entity]]) -> list[str]:
+    """The canonical id of each group (module docstring, "Ids"): the one its mentions carry, else the next
+    number after the highest the video holds."""
+    last = max((id_number(e.grounding.entity_id) for g in groups for e in g), default=0)
+    ids = []
+    for group in groups:
+        carried = next((e.grounding.entity_id for e in group if e.grounding.entity_id), None)
+        if carried is None:
+            last += 1
+            carried = canonical_id(video_id, last)
+        ids.append(carried)
+    return ids
+
+
 def entity_rows(graphs: Sequence[VideoGraph], vectors: Mapping[str, np.ndarray] | None = None) -> list[dict[str, Any]]:
     """Rows of the lance ``entities`` table (without vectors) for these videos."""
     rows: list[dict[str, Any]] = []
     for graph in graphs:
         roles = _Roles(graph)
-        for n, group in enumerate(canonicalize(graph, vectors), 1):
+        groups = canonicalize(graph, vectors)
+        for entity_id, group in zip(entity_ids(graph.video_id, groups), groups, strict=True):
             first = group[0]
             names = list(dict.fromkeys(x.strip().rstrip(".") for e in group for x in (e.name, e.description)
                                        if x and x.strip()))
@@ -187,7 +226,7 @@ def entity_rows(graphs: Sequence[VideoGraph], vectors: Mapping[str, np.ndarray] 
             text = ". ".join(p for p in (name, first.entity_type.value.lower(), "; ".join(aliases[:6]),
                                           ", ".join(f"{k}: {v}" for k, v in attrs.items())) if p)
             rows.append({
-                "id": canonical_id(graph.video_id, n), "video_id": graph.video_id, "name": clip(name, 120),
+                "id": entity_id, "video_id": graph.video_id, "name": clip(name, 120),
                 "entity_type": first.entity_type.value, "aliases": json.dumps(aliases[:12], ensure_ascii=False),
                 "description": clip(max((e.description for e in group), key=len, default=""), 300),
                 "mentions": json.dumps([e.id for e in group]), "t_first": timeline[0]["t_start"],

@@ -7,7 +7,7 @@ any point"):
 
 1. ``_writing()`` takes ``memtools.lock``, drops ``.write-intent`` (readers of kuzu step aside),
    opens the graph read-write and lets ``recovery.recover`` finish or undo a write killed
-   earlier; then ``recovery.check_before_write`` refuses a memory whose parts disagree.
+   earlier; then ``write_checks.check_before_write`` refuses a memory whose parts disagree.
 2. The batch's ``.write-journal`` is recorded (token, video ids, lance versions before, manifest
    generation, the manifest entries to record) before anything changes.
 3. Lance: old rows of replaced videos deleted, new rows added (``nodes``, ``entities``,
@@ -42,13 +42,14 @@ from memtools.errors import ConfigError, StoreError
 from memtools.heap import give_back
 from memtools.schema import VideoGraph
 from memtools.store.base import VideoWrites
+from memtools.store.catalog import owed
 from memtools.store.catalog.manifest import VideoEntry, now, read_manifest, write_manifest
 from memtools.store.faults import fault_point
 from memtools.store.library import layer as library
 from memtools.store.tables import faces, keyframe_vectors, voices
 from memtools.store.tables.entities import entity_rows
 from memtools.store.tables.payload import index_rows
-from memtools.store.writes import frame_swap, recovery
+from memtools.store.writes import frame_swap, kept, recovery, write_checks
 from memtools.store.writes.lock import WriterLock
 from memtools.store.writes.recording_times import stamp_times, time_entries, times_of
 from memtools.wallclock import RecordingRule
@@ -223,10 +224,15 @@ class MemoryWrites(WriterLock, VideoWrites):
                         "event": len(g.events), "ocr": len(g.ocr), "keyframe": len(g.keyframes),
                         "edges": len(g.edges), **({"speech": len(g.speech)} if g.speech else {})},
                 keyframe_vectors=frames.per_video.get(g.video_id, 0)) for g in graphs}
+            replaced = [vid for vid in existing if manifest.videos[vid].status == "ready"]
+            journaled = time_entries(graphs, entries)
+            times = times_of(journaled)  # what the catalog will record: a value it cannot hold fails here
+            old = kuzu.video_graphs(replaced)
+            kept.keep(self.path, old)  # before the journal: a kill at any instant leaves each old version whole
             journal = recovery.Journal(
-                "write", ids, tables, manifest.generation, time_entries(graphs, entries),
+                "write", ids, tables, manifest.generation, journaled,
                 frames.info.model_dump() if frames.info is not None else None, frames=swap,
-                replaced=[vid for vid in existing if manifest.videos[vid].status == "ready"])
+                replaced=replaced, kept=sorted(old), command=kept.command_line())
             fault_point("write-start")
             recovery.begin(cast("MemoryParts", self), journal)
             # Lance first: kuzu 0.11.3 loses existing edges when a transaction that ran
@@ -263,36 +269,38 @@ class MemoryWrites(WriterLock, VideoWrites):
                 except BaseException as exc:
                     with contextlib.suppress(StoreError):
                         kuzu.rollback()
-                    recovery.report_lost_edges(kuzu, manifest.videos, exc)
+                    write_checks.report_lost_edges(kuzu, manifest.videos, exc)
                     raise
                 kuzu.commit()
             except BaseException:
                 undo()
                 raise
             recovery.commit_mark(cast("MemoryParts", self), kuzu, journal)
-            # committed: from here on a failure is finished by the next writer (recovery.recover)
-            fault_point("graph-committed")
-            kuzu.store_navigation(existing, graphs)
-            fault_point("navigation-written")
-            frame_swap.swap_in(self.path, self.frames_dir, swap, journal.token)
-            if index:
-                self._vectors.finish_write()
-                self._entities.finish_write()
-                if keyframes is not None:
-                    keyframes.finish_write()
-                fault_point("indexed")
-            parts = cast("MemoryParts", self)
-            library.after_write(parts, kuzu, graphs, profiles, existing, journal.generation, vectors)
-            fault_point("library-written")
-            manifest = read_manifest(self.path)
-            frames.record(manifest)
-            totals = manifest.catalog.apply(entries, (), journal.generation + 1, times_of(journal.entries))
-            fault_point("catalog-written")
-            manifest.generation = journal.generation + 1
-            self._commit_manifest(manifest, totals)
-            fault_point("manifest-written")
-            frame_swap.clean(self.path)
-            recovery.end(cast("MemoryParts", self))
+            # committed: from here on a kill or a failure of the disk is finished by the next writer (recovery.recover)
+            with recovery.finished_or_undone(cast("MemoryParts", self), kuzu, journal):
+                fault_point("graph-committed")
+                kuzu.store_navigation(existing, graphs)
+                fault_point("navigation-written")
+                frame_swap.swap_in(self.path, self.frames_dir, swap, journal.token)
+                if index:
+                    self._vectors.finish_write()
+                    self._entities.finish_write()
+                    if keyframes is not None:
+                        keyframes.finish_write()
+                    fault_point("indexed")
+                parts = cast("MemoryParts", self)
+                library.after_write(parts, kuzu, graphs, profiles, existing, journal.generation, vectors)
+                fault_point("library-written")
+                manifest = read_manifest(self.path)
+                frames.record(manifest)
+                totals = manifest.catalog.apply(entries, (), journal.generation + 1, times)
+                fault_point("catalog-written")
+                manifest.generation = journal.generation + 1
+                self._commit_manifest(manifest, totals)
+                fault_point("manifest-written")
+                frame_swap.clean(self.path)
+                recovery.end(cast("MemoryParts", self))
+            owed.settle(self.path, ids)  # videos a recovery had to remove are whole again
 
     def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
         """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot)."""

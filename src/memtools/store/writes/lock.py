@@ -21,7 +21,7 @@ from memtools.store.file_lock import try_lock, unlock
 from memtools.store.graph.cypher import writer_pool_mb
 from memtools.store.integrity import checker as integrity
 from memtools.store.integrity.checker import INTENT_FILE, LOCK_FILE
-from memtools.store.writes import frame_swap, recovery
+from memtools.store.writes import frame_swap, recovery, write_checks
 
 if TYPE_CHECKING:
     from memtools.store.base import GraphEngine, GraphStore
@@ -61,14 +61,31 @@ class WriterLock:
         """Finish or undo a write a killed process left here (``memtools.store.writes.recovery``), if any, when
         this process may write the folder; returns what was done. A failure is logged, not raised: the
         reads that need the recovery say so, and ``memtools recover`` reports the cause."""
-        left = integrity.pending_recovery(self.path, self.graph_file.name) if os.access(self.path, os.W_OK) else []
+        if not os.access(self.path, os.W_OK):
+            return None
+        left = integrity.pending_recovery(self.path, self.graph_file.name)
         if not left:
+            self._clear_stale_temps()
             return None
         try:
             return self.finish_recovery() or f"the graph engine finished its last commit ({', '.join(left)})"
         except (MemoryBusy, StoreError) as exc:
             log.warning("could not finish the write a killed process left in %s: %s", self.path, exc)
             return None
+
+    def _clear_stale_temps(self) -> None:
+        """A manifest cut short by a kill (``.memtools-*.json``; the old manifest stands) whose writer
+        wrote nothing after it: removed when no writer holds the lock (a live writer's is its own)."""
+        if not any(self.path.glob(integrity.TEMP_GLOB)):
+            return
+        with open(self.path / LOCK_FILE, "a+") as handle:
+            if not try_lock(handle):
+                return
+            try:
+                for temp in self.path.glob(integrity.TEMP_GLOB):
+                    temp.unlink(missing_ok=True)
+            finally:
+                unlock(handle)
 
     def finish_recovery(self) -> str | None:
         """As a writer: finish or undo a write a killed process left (``memtools recover``); returns what
@@ -166,7 +183,7 @@ class WriterLock:
                     if self._recovered is not None:
                         self.manifest = read_manifest(self.path)
                     if guard:
-                        recovery.check_before_write(cast("MemoryParts", self), graph)
+                        write_checks.check_before_write(cast("MemoryParts", self), graph)
                     yield graph
                 finally:
                     graph.close()

@@ -21,10 +21,13 @@ if TYPE_CHECKING:
 
 def stamp_times(graphs: Sequence[VideoGraph], rule: RecordingRule) -> None:
     """Give each video the recording start ``rule`` finds for it (a start the graph states comes
-    after ``--recorded-at`` and before a sidecar, the file name and the container's metadata)."""
+    after ``--recorded-at`` and before a sidecar, the file name and the container's metadata).
+
+    Runs before a write changes anything: a start the store cannot hold with the video's duration
+    (``memtools.wallclock.check_span``) is a ``WallClockError`` here, so no write begins with it."""
     for graph in graphs:
         video = graph.video
-        found = rule.resolve(video.source_path or None, video.id, video.recorded_at)
+        found = rule.resolve(video.source_path or None, video.id, video.recorded_at, video.duration)
         if found != video.recorded_at:
             graph.video = video.model_copy(update={"recorded_at": found})
 

@@ -20,9 +20,10 @@ Recovery verifies, never trusts, the mark:
   tables' current versions);
 * otherwise the write is rolled back everywhere: lance goes back to the recorded versions, the
   graph loses whatever it holds of the write's new videos, and a replaced video whose old version
-  the graph no longer holds whole is removed from the catalog and lance (its keyframe folder stays
-  for the resumed build), so the resumed command writes it again instead of finding a memory that
-  disagrees.
+  the graph no longer holds whole gets it back from the copy the write kept aside
+  (``memtools.store.writes.kept``). Only where no such copy can be read is it removed from the
+  catalog and lance (its keyframe folder stays for the resumed build) and named in
+  ``lost-videos.json`` (``memtools.store.catalog.owed``) until it is written again, so nothing goes without a word.
 
 Keyframe folders a write swaps (``journal.frames``, ``memtools.store.writes.frame_swap``) are finished
 or put back the same way. Either way the journal goes last, so a kill inside ``recover`` is
@@ -36,22 +37,22 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memtools.errors import MemoryDamaged, StoreError
+from memtools.store.catalog import owed
 from memtools.store.catalog.manifest import EmbedderInfo, VideoEntry, read_manifest
 from memtools.store.faults import fault_point
 from memtools.store.integrity import checker as integrity
 from memtools.store.library import layer as library
 from memtools.store.problems import Problem
-from memtools.store.writes import frame_swap
+from memtools.store.writes import frame_swap, kept
 from memtools.store.writes.recording_times import times_of
 
 if TYPE_CHECKING:
     from memtools.store.base import GraphStore
-    from memtools.store.catalog.manifest import Manifest
     from memtools.store.catalog.parts import MemoryParts
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,8 @@ class Journal:
     frames: dict[str, str] = field(default_factory=dict)  # video id -> staged keyframe folder (frame_swap)
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
     replaced: list[str] | None = None  # the videos listed as ready before the write (None: a journal of 0.1)
+    kept: list[str] | None = None  # the replaced videos whose old version is in ``.write-kept``
+    command: str | None = None  # the memtools command that wrote (what a user runs again), if any
 
 
 def versions(memory: MemoryParts) -> dict[str, int | None]:
@@ -96,8 +99,9 @@ def begin(memory: MemoryParts, journal: Journal) -> None:
 
 
 def end(memory: MemoryParts) -> None:
-    """The write is whole in every part: forget its journal."""
+    """The write is whole in every part (or undone): forget its journal, then the old versions it kept."""
     (memory.path / JOURNAL).unlink(missing_ok=True)
+    kept.drop(memory.path)
 
 
 def ensure_mark(graph: GraphStore) -> None:
@@ -154,6 +158,7 @@ def recover(memory: MemoryParts, graph: GraphStore) -> str | None:
         raw = (path / JOURNAL).read_text(encoding="utf-8")
     except FileNotFoundError:
         frame_swap.clean(path)  # keyframe folders a finished write had not removed yet
+        kept.drop(path)  # old versions kept by a write killed before its journal: nothing had changed
         return None
     try:
         journal = Journal(**json.loads(raw))
@@ -166,7 +171,16 @@ def recover(memory: MemoryParts, graph: GraphStore) -> str | None:
     committed = marked and not torn
     frame_swap.recover(path, memory.frames_dir, journal.op, journal.videos, journal.frames, journal.token, committed)
     if committed:
-        done = _roll_forward(memory, journal)
+        try:
+            done = _roll_forward(memory, journal)
+        except OSError:
+            raise  # the disk or the system: the next writer rolls forward again
+        except Exception as exc:  # the write itself cannot be finished: a retry would fail the same way
+            if not undo_committed(memory, graph, journal):
+                raise
+            done = f"undid an interrupted {journal.op} of {_names(journal.videos)}, which cannot be finished ({exc})"
+            log.warning("recovery of %s: %s", path, done)
+            return done
     else:
         lost = _roll_back(memory, journal, graph)
         done = f"rolled back an interrupted {journal.op} of {_names(journal.videos)}"
@@ -175,13 +189,62 @@ def recover(memory: MemoryParts, graph: GraphStore) -> str | None:
                      "the engine lost part of the commit)")
             log.warning("recovery of %s: %s", path, done)
         if lost:
+            again = f"run {journal.command}" if journal.command else "run the same command again"
             done += (f"; {_names(lost)} lost their previous version in the graph and were removed: "
-                     "run the same command again to write them")
+                     f"{again} to write them")
+            owed.owe(path, lost, "the graph engine lost their previous version in an interrupted write",
+                     journal.command)
+            log.warning("recovery of %s: %s", path, done)
     graph.refresh_navigation(journal.videos)  # derived: written again from the graph as it now stands
     library.bring_up_to_date(memory, graph, read_manifest(path).generation)  # derived: computed again
     fault_point("recovered")
     end(memory)
     return done
+
+
+@contextlib.contextmanager
+def finished_or_undone(memory: MemoryParts, graph: GraphStore, journal: Journal) -> Iterator[None]:
+    """Around the steps after a write's commit: an error of the disk or the system leaves the journal, so
+    the next writer rolls the write forward; any other error (a value the catalog cannot hold, a bug)
+    undoes the write at once where it can (``undo_committed``), so the memory answers as before."""
+    try:
+        yield
+    except OSError:
+        raise
+    except Exception as exc:
+        if undo_committed(memory, graph, journal):
+            log.warning("a write of %s failed after its commit (%s) and was undone", _names(journal.videos), exc)
+        raise
+
+
+def undo_committed(memory: MemoryParts, graph: GraphStore, journal: Journal) -> bool:
+    """Undo a write the graph committed but that cannot be finished: its videos out of the graph, the
+    old versions it kept put back, lance at the versions before it (or the rows derived again from the
+    graph where a fold pruned them). Possible while the catalog does not hold the write, every replaced
+    video's old version was kept and no keyframe folder was swapped; returns whether it was undone."""
+    manifest = read_manifest(memory.path)
+    old = kept.kept(memory.path)
+    replaced = journal.replaced or []
+    if (journal.op != "write" or journal.frames or manifest.catalog.generation() > journal.generation
+            or any(vid not in old for vid in replaced)):
+        return False
+    _in_transaction(graph, lambda: mark(graph, ""))  # never taken for committed again
+    _in_transaction(graph, lambda: graph.delete_videos(journal.videos))
+    if replaced:
+        _in_transaction(graph, lambda: graph.insert([old[vid] for vid in replaced]))
+    try:
+        _restore_tables(memory, journal)
+    except Exception:  # a fold after the commit pruned the versions before it: derive the rows again
+        from memtools.store.integrity.repair_vectors import _rows
+
+        rows, profiles = _rows(memory, graph, journal.videos, {})
+        memory.vectors_unchecked.replace_videos(journal.videos, rows)
+        memory.entities.replace_videos(journal.videos, profiles)
+    memory._commit_manifest(read_manifest(memory.path))  # the tables' versions as they now stand
+    graph.refresh_navigation(journal.videos)
+    library.bring_up_to_date(memory, graph, manifest.generation)
+    end(memory)
+    return True
 
 
 def _expected(journal: Journal, video_id: str) -> dict[str, int]:
@@ -211,22 +274,29 @@ def _roll_back(memory: MemoryParts, journal: Journal, graph: GraphStore) -> list
     before = journal.replaced if journal.replaced is not None else [v for v in journal.videos
                                                                     if (e := listed.get(v)) and e.status == "ready"]
     have = graph.counts_of(journal.videos)
-    kept = [vid for vid in before if (entry := listed.get(vid)) is not None and entry.status == "ready"
-            and have.get(vid, {}) == {"video": 1, **{k: int(v) for k, v in entry.counts.items() if v}}]
-    strip = [vid for vid in journal.videos if vid not in kept and have.get(vid)]
+
+    def whole(counts: Mapping[str, Mapping[str, int]], vid: str) -> bool:
+        entry = listed.get(vid)
+        return (entry is not None and entry.status == "ready"
+                and counts.get(vid, {}) == {"video": 1, **{k: int(v) for k, v in entry.counts.items() if v}})
+
+    held = [vid for vid in before if whole(have, vid)]
+    strip = [vid for vid in journal.videos if vid not in held and have.get(vid)]
     if strip:  # what the graph holds of the write's videos beyond their old versions
-        graph.begin()
-        try:
-            graph.delete_videos(strip)
-            graph.commit()
-        except BaseException:
-            with contextlib.suppress(StoreError):
-                graph.rollback()
-            raise
+        _in_transaction(graph, lambda: graph.delete_videos(strip))
         fault_point("graph-stripped")
-    lost = [vid for vid in before if vid not in kept]
+    missing = [vid for vid in before if vid not in held]
+    old = kept.kept(memory.path) if missing and journal.kept else {}
+    back = [old[vid] for vid in missing if vid in old]
+    if back:  # the old versions the write kept aside: put back whole, then verified like the rest
+        _in_transaction(graph, lambda: graph.insert(back))
+        fault_point("graph-restored")
+        have = graph.counts_of(missing)
+    lost = [vid for vid in missing if not whole(have, vid)]
     if not lost:
         return []
+    if back:
+        _in_transaction(graph, lambda: graph.delete_videos(lost))  # what the put-back left of them
     memory.vectors_unchecked.delete_videos(lost)
     memory.entities.replace_videos(lost, [])
     if memory.keyframes is not None:
@@ -238,6 +308,17 @@ def _roll_back(memory: MemoryParts, journal: Journal, graph: GraphStore) -> list
     memory._commit_manifest(manifest, totals)
     frame_swap.clean(memory.path)
     return lost
+
+
+def _in_transaction(graph: GraphStore, work: Callable[[], None]) -> None:
+    graph.begin()
+    try:
+        work()
+    except BaseException:
+        with contextlib.suppress(StoreError):
+            graph.rollback()
+        raise
+    graph.commit()
 
 
 def _restore_tables(memory: MemoryParts, journal: Journal) -> None:
@@ -280,80 +361,11 @@ def _roll_forward(memory: MemoryParts, journal: Journal) -> str:
     manifest.generation = generation
     memory.manifest = manifest
     memory._commit_manifest(manifest, totals)
+    if journal.op == "write":
+        owed.settle(memory.path, journal.videos)
     return f"finished an interrupted {journal.op} of {_names(journal.videos)}"
-
-
-def check_before_write(memory: MemoryParts, graph: GraphStore) -> None:
-    """Refuse (``MemoryDamaged``, naming the damage and ``memtools repair``) to write on a memory
-    whose parts disagree: the lance rows or the graph's videos differ from the manifest. Cheap (a
-    row count, a count of the graph's videos, the manifest's totals: nothing per video), so it runs
-    before every write; the videos are compared one by one only when the counts disagree."""
-    manifest = memory.manifest
-    totals = manifest.video_totals()
-    problems: list[Problem] = []
-    if _graph_videos(graph) != totals.in_graph:
-        problems += _compare_videos(manifest, graph)
-    table = memory.vectors_unchecked.nodes()
-    if table is not None:
-        expected = totals.rows
-        try:
-            found = table.count_rows()
-        except Exception as exc:  # lance raises plain OSError/ValueError on damaged files
-            problems.append(Problem("vectors", f"the vector table cannot be read: {exc}", True))
-        else:
-            if found != expected:
-                problems.append(Problem("vectors", f"the vector table holds {found} rows but the manifest lists "
-                                        f"{expected} searchable nodes", True))
-    if problems:
-        raise MemoryDamaged(integrity.damage_message(memory.path, problems, writing=True))
-
-
-def _graph_videos(graph: GraphStore) -> int:
-    rows = _run(graph, "MATCH (v:Video) RETURN count(v)")
-    return int(rows[0][0]) if rows else 0
-
-
-def _compare_videos(manifest: Manifest, graph: GraphStore) -> list[Problem]:
-    """The videos listed as ready that the graph lacks, and the graph's videos the manifest does not list."""
-    problems = []
-    listed = manifest.videos
-    ready = set(listed.ids("ready"))
-    in_graph = set(graph.video_ids())
-    if ready - in_graph:
-        lost = sorted(ready - in_graph)
-        problems.append(Problem("graph", f"{len(lost)} video(s) listed as ready are not in the graph, e.g. "
-                                f"{lost[0]!r}", True))
-    extra = sorted(vid for vid in in_graph - ready if vid not in listed)
-    if extra:
-        problems.append(Problem("manifest", f"the graph holds {len(extra)} video(s) the manifest does not list, "
-                                f"e.g. {extra[0]!r}", True))
-    return problems
 
 
 def _names(videos: list[str]) -> str:
     shown = ", ".join(videos[:3])
     return f"video(s) {shown}" + (f" and {len(videos) - 3} more" if len(videos) > 3 else "")
-
-
-def report_lost_edges(kuzu: GraphStore, listed: Mapping[str, VideoEntry], cause: BaseException) -> None:
-    """After a rolled-back graph write, say so loudly if committed videos lost typed edges.
-
-    kuzu 0.11.3 drops existing edges when a transaction that ran ``COPY`` of the edge table is
-    rolled back (ladybug keeps them). memtools validates everything before that transaction, so
-    only a failing copy itself gets here; the damage must not pass as an ordinary failed write.
-    """
-    try:
-        have = kuzu.counts_by_video()
-    except StoreError:
-        return  # the graph cannot even be counted; the original error says enough
-    lost = {vid: (entry.counts["edges"], have.get(vid, {}).get("edges", 0)) for vid, entry in listed.items()
-            if entry.status == "ready" and "edges" in entry.counts
-            and have.get(vid, {}).get("edges", 0) < entry.counts["edges"]}
-    if not lost:
-        return
-    n = sum(expected - now for expected, now in lost.values())
-    names = ", ".join(sorted(lost)[:5]) + (f" and {len(lost) - 5} more" if len(lost) > 5 else "")
-    raise StoreError(
-        f"the graph write failed ({cause}) and rolling it back lost {n} typed edge(s) of committed video(s) "
-        f"{names} (a kuzu 0.11.3 bug). The memory is damaged: write those videos again (rebuild or re-import "
-        "them), and consider the ladybug engine, which keeps them: memtools migrate --engine ladybug") from cause
