@@ -281,7 +281,7 @@ class GraphReads(ABC):
         """One video read back whole, as it was written (None if absent)."""
 
     def video_graphs(self, video_ids: Sequence[str]) -> dict[str, VideoGraph]:
-        """These videos read back whole (those the graph holds), one at a time."""
+        """These videos read back whole (those the graph holds); engines read them in one go."""
         return {vid: graph for vid in video_ids if (graph := self.video_graph(vid)) is not None}
 
     @abstractmethod

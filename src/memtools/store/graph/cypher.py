@@ -377,9 +377,4 @@ class KuzuGraph(WholeVideoReads, GraphStore):
 
     def video_edges(self, video_ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """(source, target, label) of every typed edge (not CONTAINS) of these videos, for graph walks."""
-        rows = self._run(
-            "MATCH (a)-[r:Rel]->(b) WHERE a.video_id IN $vids AND r.category <> 'hierarchy'"
-            " RETURN a.id, b.id, r.label",
-            {"vids": list(video_ids)},
-        )
-        return [(a, b, label) for a, b, label in rows]
+        return [(a, b, label) for a, b, label in self.typed_edges_of(video_ids, "a.id, b.id, r.label")]
