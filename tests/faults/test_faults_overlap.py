@@ -122,3 +122,18 @@ def test_a_ledger_left_by_a_killed_run_survives_a_run_that_joins(tmp_path):
         finished_turn(opened, "k", BulkResult(0, 0, 0.0).written)
         with import_turn(opened, "k") as turn:  # not waited: an earlier run's record is not joined
             assert turn.joined is None
+
+
+def test_the_same_import_started_twice_at_once_on_a_new_memory_lands_once(tmp_path):
+    """Both runs make the memory at the same instant: one creates it, the other waits and opens it."""
+    captions = _captions(tmp_path / "c.json")
+    memory = tmp_path / "m"
+    runs = [_start(memory, captions) for _ in range(2)]
+    done = [proc.communicate(timeout=180) for proc in runs]
+    for proc, (_, err) in zip(runs, done, strict=True):
+        assert proc.returncode == 0, err[-2000:]
+        assert "Traceback" not in err
+    assert _videos(memory) == {f"v{i}" for i in range(6)}
+    checked = subprocess.run([str(Path(sys.executable).with_name("memtools")), "check", "--memory", str(memory)],
+                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SRC)})
+    assert checked.returncode == 0, checked.stdout

@@ -10,7 +10,8 @@ all under the memory's writer lock (``memtools.lock``, held across them):
    unknown id, a note too long) raises ``ToolError`` before anything is written;
 3. the log records the change as ``pending`` with the video's prior state and the digest of its new
    one (``memtools.changes.log``); for a forgotten video, its keyframe files are kept beside the log
-   (``changes/<id>/frames/<video>/``, hard links where the file system allows);
+   (``changes/<id>/frames/<video>/``, hard links where the file system allows), and its voices, faces and
+   build checkpoints too (``memtools.changes.kept_video``; an undo puts them back);
 4. the memory's own journaled write (``Memory.write_video`` / ``delete_video``: all-or-nothing across
    lance and the graph engine, docs/storage.md);
 5. the log marks it ``done``; the ids the change made are kept in the ``IdLedger`` (never handed out again),
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from memtools.changes.forgetting import FORGET, finish_forgetting
 from memtools.changes.ids import NO_ID_CHANGES, IdChanges, entity_groups, id_changes
+from memtools.changes.kept_video import CHANGES_DIR, drop_kept, keep_video, restore_vectors, unkeep_work
 from memtools.changes.log import ChangeLog, change_seq
 from memtools.errors import MemoryBusy, ToolError, ToolNotFound
 from memtools.schema import VideoGraph
@@ -47,10 +49,6 @@ from memtools.tools.caller import require_write
 
 if TYPE_CHECKING:
     from memtools.store import Memory
-
-CHANGES_DIR = "changes"
-"""Under the memory folder: the keyframes of forgotten videos, per change (``changes/<id>/frames/<video>``)."""
-
 
 def digest(graph: VideoGraph | None) -> str | None:
     """A digest of a video's content that does not depend on the order the store returns it in."""
@@ -193,18 +191,28 @@ def change(memory: Memory, video_id: str, make: Callable[[VideoGraph | None], Ed
         ledger.issue([*_made_ids(groups, before), *_made_ids({}, edit.after)])
         ledger.save()
         fault_point("change-recorded")
+        back = bool(undoes and before is None)  # an undo of a forget: the video comes back whole
+        restored: list[Path] = []
         try:
             if edit.after is None:
                 _keep_frames(memory, video_id, cid)
+                keep_video(memory, video_id, cid)
                 memory.delete_video(video_id)
             else:
-                staged = _staged_frames(memory, undoes, video_id) if undoes and before is None else {}
+                staged = _staged_frames(memory, undoes, video_id) if back and undoes else {}
+                restored = restore_vectors(memory, video_id, undoes) if back and undoes else []
                 memory.write_videos([edit.after], staged_frames=staged)
         except BaseException:
             with contextlib.suppress(Exception):  # the store undid its write at once: the row is abandoned
+                if edit.after is None:
+                    unkeep_work(memory, video_id, cid)
+                for path in restored:
+                    path.unlink(missing_ok=True)
                 settle_pending(memory, log)
             raise
         fault_point("change-written")
+        if back and undoes:
+            drop_kept(memory, video_id, undoes)
         log.settle(cid, True)
         ids = _ids_after(memory, ledger, video_id, groups, cid, edit.after is not None)
     return Applied(cid, edit.action, edit.summary, video_id, edit.after, ids)

@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memtools.changes.kept_video import kept_root
 from memtools.changes.log import ChangeLog
 from memtools.store.faults import fault_point
 from memtools.store.library.layer import relink_people
@@ -33,16 +34,22 @@ def _drop(path: Path, key: str, labels: set[str]) -> None:
         write_whole(path, {**data, key: kept})
 
 
-def delete_vectors(memory: Memory, clusters: list[tuple[str, str, str]]) -> None:
-    """Delete these clusters' centroids from their files (idempotent: a second run finds nothing to do)."""
-    for video_id in sorted({v for v, _, _ in clusters}):
-        voices = {label for v, k, label in clusters if v == video_id and k == "voice"}
-        faces = {label for v, k, label in clusters if v == video_id and k == "face"}
+def delete_vectors(memory: Memory, clusters: list[tuple[str, ...]]) -> None:
+    """Delete these clusters' centroids from their files (idempotent: a second run finds nothing to do). A cluster
+    ``(video, kind, label, change)`` is one a forgotten video left in change ``change``'s kept copy
+    (``memtools.changes.kept_video``): its kept voices, faces and speaker checkpoint are reached the same way."""
+    for where in sorted({(c[0], *c[3:]) for c in clusters}):
+        video_id = where[0]
+        root = kept_root(memory.path, where[1]) if len(where) > 1 else memory.path
+        mine = [c for c in clusters if (c[0], *c[3:]) == where]
+        voices = {c[2] for c in mine if c[1] == "voice"}
+        faces = {c[2] for c in mine if c[1] == "face"}
         if voices:
-            _drop(voices_path(memory.path, video_id), "voices", voices)
-            shutil.rmtree(memory.work_dir(video_id) / "speakers", ignore_errors=True)  # the build's checkpoint
+            _drop(voices_path(root, video_id), "voices", voices)
+            work = root / memory.work_dir(video_id).relative_to(memory.path)
+            shutil.rmtree(work / "speakers", ignore_errors=True)  # the build's checkpoint
         if faces:
-            _drop(faces_path(memory.path, video_id), "faces", faces)
+            _drop(faces_path(root, video_id), "faces", faces)
         fault_point("forget-person-video")
     relink_people(memory.path)
 

@@ -14,7 +14,9 @@ named this cluster before. The library layer attaches the cluster to that mentio
 
 **forget_person** removes the centroids of the person's voice and face clusters from ``voices/<video>.json``
 and ``faces/<video>.json`` (and the build's speaker checkpoint, which holds them too; no per-utterance
-vectors are stored anywhere). The transcript keeps its text and its speaker labels (``S1`` or the name):
+vectors are stored anywhere), and from the copies a forgotten video keeps for an undo (``changes/<id>/``,
+``memtools.changes.kept_video``: a person's clusters there are found by the person ids kept with them, a
+forgotten video's cluster by its name). The transcript keeps its text and its speaker labels (``S1`` or the name):
 who said what is not biometric, the vectors are. It is recorded in the change log as ``pending`` with the
 clusters it forgets, before any file is touched; a kill part-way is finished by the next change (the
 deletion is done again: it is idempotent), so it is whole. It cannot be undone: the vectors are deleted for
@@ -36,6 +38,7 @@ from memtools.changes.actions import pinned_change
 from memtools.changes.apply import Applied, Edit, read_video, settle_pending
 from memtools.changes.edits import next_user_id
 from memtools.changes.forgetting import FORGET, delete_vectors
+from memtools.changes.kept_video import has_kept, kept_clusters
 from memtools.changes.log import ChangeLog
 from memtools.errors import ToolError, ToolNotFound
 from memtools.schema import Edge, EdgeCategory, Entity, EntityType, Grounding, VideoGraph, entity_id
@@ -60,8 +63,9 @@ def _reads(memory: Memory) -> PeopleReads | None:
     return PeopleReads.open(memory.path, memory.manifest.generation)  # type: ignore[return-value]
 
 
-def _clusters(memory: Memory, target: str) -> list[tuple[str, str, str]]:
-    """(video, kind, label) of the voice and face clusters ``target`` names (a cluster, or a person's)."""
+def _clusters(memory: Memory, target: str, forgotten: bool = False) -> list[tuple[str, ...]]:
+    """(video, kind, label) of the voice and face clusters ``target`` names (a cluster, or a person's); with
+    ``forgotten``, a person's clusters that forgotten videos left in the change log too (``(..., change)``)."""
     target = target.strip()
     m = CLUSTER.match(target)
     if m:
@@ -70,10 +74,11 @@ def _clusters(memory: Memory, target: str) -> list[tuple[str, str, str]]:
         raise ToolError(f"{target!r} is not a person or a cluster; {TARGET_HINT}")
     reads = _reads(memory)
     found: list[ClusterLink] = reads.clusters_of_people([target]) if reads is not None else []
-    if not found:
+    kept = kept_clusters(memory.path, [target]) if forgotten else []
+    if not found and not kept:
         why = "" if reads is not None else " (the library layer is not computed: run `memtools repair`)"
         raise ToolNotFound(f"no person {target!r} in this memory{why}; {TARGET_HINT}")
-    return [(c.video_id, c.kind, c.label) for c in found if c.kind in ("voice", "face")]
+    return [*((c.video_id, c.kind, c.label) for c in found if c.kind in ("voice", "face")), *kept]
 
 
 def _face_times(memory: Memory, video_id: str, label: str) -> list[float]:
@@ -129,7 +134,7 @@ def named(graph: VideoGraph, kind: str, label: str, name: str, face_times: list[
 
 def label_person(memory: Memory, target: str, name: str) -> Applied:
     """Name a voice or face cluster (or a library person, through its first cluster) as the user."""
-    video_id, kind, label = _clusters(memory, target)[0]
+    video_id, kind, label = _clusters(memory, target)[0][:3]
     faces = _face_times(memory, video_id, label) if kind == "face" else []
 
     def make(graph: VideoGraph, ledger: IdLedger) -> Edit:
@@ -146,7 +151,7 @@ def _has_vectors(memory: Memory, video_id: str, kind: str, label: str) -> bool:
     return any(f.label == label for f in _faces_of(memory, video_id))
 
 
-def _forgot_by(log: ChangeLog, cluster: tuple[str, str, str]) -> str | None:
+def _forgot_by(log: ChangeLog, cluster: tuple[str, ...]) -> str | None:
     """The change that forgot this cluster's vectors already, if the log has one."""
     for c in log.entries(500):
         if c.action == FORGET and c.state == "done" and list(cluster) in (log.before(c.id) or {}).get(FORGET, []):
@@ -154,21 +159,27 @@ def _forgot_by(log: ChangeLog, cluster: tuple[str, str, str]) -> str | None:
     return None
 
 
-def _with_vectors(memory: Memory, target: str, clusters: list[tuple[str, str, str]], log: ChangeLog
-                  ) -> list[tuple[str, str, str]]:
-    """The clusters of ``target`` whose vectors are there to forget; none is refused, saying why."""
+def _with_vectors(memory: Memory, target: str, clusters: list[tuple[str, ...]], log: ChangeLog
+                  ) -> list[tuple[str, ...]]:
+    """The clusters of ``target`` whose vectors are there to forget (a forgotten video's in the change log's kept
+    copy: ``memtools.changes.kept_video``); none is refused, saying why."""
     memory.refresh()
-    missing = sorted({v for v, _, _ in clusters} - set(memory.manifest.videos.ids()))
-    if missing and len(missing) == len({v for v, _, _ in clusters}):
+    live = [c for c in clusters if len(c) == 3]
+    missing = sorted({c[0] for c in live} - set(memory.manifest.videos.ids()))
+    left: list[tuple[str, ...]] = [k for c in live if c[0] in missing
+                                   for k in kept_clusters(memory.path, video_id=c[0], label=c[2]) if k[1] == c[1]]
+    left += [c for c in clusters if len(c) == 4 and has_kept(memory.path, (c[0], c[1], c[2], c[3]))]
+    if missing and len(missing) == len({c[0] for c in live}) and not left:
         raise ToolNotFound(f"no video {missing[0]!r} in this memory; list_videos gives the ids")
-    kept = [c for c in clusters if c[0] not in missing and _has_vectors(memory, *c)]
+    kept: list[tuple[str, ...]] = [c for c in live if c[0] not in missing and _has_vectors(memory, *c[:3])]
+    kept += left
     if kept:
         return kept
     forgot = next((cid for c in clusters if (cid := _forgot_by(log, c))), None)
     if forgot:
         raise ToolError(f"the voice and face vectors of {target.strip()} were forgotten already, by change {forgot}; "
                         "nothing is left to forget")
-    video_id, kind, label = clusters[0]
+    video_id, kind, label = clusters[0][:3]
     raise ToolNotFound(f"video {video_id!r} has no {kind} vectors for {target.strip()} (its {kind} clusters: "
                        f"{_labels(memory, video_id, kind) or 'none'}); {TARGET_HINT}")
 
@@ -182,7 +193,7 @@ def forget_person(memory: Memory, target: str) -> Applied:
     """Delete the voice and face vectors of a person (or of one cluster); the transcript keeps its text and labels."""
     caller = require_write()
     log = ChangeLog(memory.path)
-    clusters = _clusters(memory, target)
+    clusters = _clusters(memory, target, forgotten=True)
     if not clusters:
         raise ToolNotFound(f"{target!r} has no voice or face clusters (only named speakers): there are no vectors "
                            "to forget")
@@ -192,7 +203,7 @@ def forget_person(memory: Memory, target: str) -> Applied:
         clusters = _with_vectors(memory, target, clusters, log)  # under the lock: no second forget slips past
         video_id = clusters[0][0]
         summary = (f"forgot the voice and face vectors of {target.strip()} ({len(clusters)} cluster(s) in "
-                   f"{len({v for v, _, _ in clusters})} video(s)); this cannot be undone")
+                   f"{len({c[0] for c in clusters})} video(s)); this cannot be undone")
         cid = log.begin(front_end=caller.front_end, who=caller.who, action=FORGET, summary=summary,
                         video_id=video_id, before=json.dumps({FORGET: clusters}), after_digest=None)
         fault_point("change-recorded")

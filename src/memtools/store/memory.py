@@ -53,9 +53,10 @@ from memtools.store.catalog.manifest import (
 )
 from memtools.store.catalog.videos import VideoCatalog
 from memtools.store.faults import fault_point
+from memtools.store.file_lock import holding
 from memtools.store.integrity import checker as integrity
 from memtools.store.integrity import leftovers
-from memtools.store.integrity.checker import INTENT_FILE
+from memtools.store.integrity.checker import INTENT_FILE, LOCK_FILE
 from memtools.store.outline import Outline
 from memtools.store.tables.entity_index import EntityIndex
 from memtools.store.tables.keyframe_index import KeyframeIndex
@@ -128,23 +129,28 @@ class Memory(MemoryWrites):
                                   f"--memory {folder} --engine {engine.name} --to NEW_FOLDER")
             (folder / leftovers.CREATING).unlink(missing_ok=True)  # a create killed after its manifest: it is whole
             return cls.open(folder, embedder, **options)
-        if folder.exists() and any(folder.iterdir()):
-            if not (folder / leftovers.CREATING).exists():
-                raise ConfigError(f"{folder} exists and is not a memtools memory; choose an empty or new folder")
-            leftovers.clear_unfinished(folder)
+        names = {e.name for e in folder.iterdir()} if folder.exists() else set()
+        if names - {LOCK_FILE} and not names & {leftovers.CREATING, MANIFEST}:
+            raise ConfigError(f"{folder} exists and is not a memtools memory; choose an empty or new folder")
         engine.driver()  # not installed, or another engine loaded here: say so before the folder is made
         folder.mkdir(parents=True, exist_ok=True)
+        with holding(folder / LOCK_FILE):  # the same create twice at once: the second waits, then opens
+            if not (folder / MANIFEST).exists():
+                return cls._create_here(folder, embedder, tables, engine, options)
+        return cls.create(folder, embedder, tables=tables, graph_engine=graph_engine, **options)  # made meanwhile
+
+    @classmethod
+    def _create_here(cls, folder: Path, embedder: Embedder, tables: str | None, engine: GraphEngine, options: dict):
+        """The new memory's files, with the writers' lock held (``create``); a killed create's are cleared first."""
+        leftovers.clear_unfinished(folder)
         (folder / leftovers.CREATING).touch()  # until the manifest is in place: a create killed before it starts again
         manifest = Manifest(embedder=EmbedderInfo(name=embedder.name, dim=embedder.dim), tables=tables,
                             graph_engine=engine.name)
         if options.get("image_embedder") is not None:
             image_embedder = options["image_embedder"]
             manifest.image_embedder = EmbedderInfo(name=image_embedder.name, dim=image_embedder.dim)
-        graph = engine.open(folder / engine.file_name, read_only=False)
-        try:
+        with contextlib.closing(engine.open(folder / engine.file_name, read_only=False)) as graph:
             graph.ensure_schema()
-        finally:
-            graph.close()
         manifest.totals = VideoCatalog.create(folder, {}, manifest.generation).totals()
         fault_point("create-catalog-made")
         write_manifest(folder, manifest)  # last: the manifest makes the folder a memory

@@ -43,10 +43,10 @@ def clear_stale_intent(path: Path) -> bool:
 def clear_unfinished(folder: Path) -> None:
     """What a ``Memory.create`` killed before its manifest left (an empty graph, catalog and tables),
     so it starts again; ``work/`` (a build's checkpoints) stays."""
-    log.info("%s: finishing a memory whose creation was interrupted", folder)
-    for entry in folder.iterdir():
-        if entry.name == "work":
-            continue
+    left = [e for e in folder.iterdir() if e.name not in ("work", LOCK_FILE)]  # the lock: its holder clears
+    if left:
+        log.info("%s: finishing a memory whose creation was interrupted", folder)
+    for entry in left:
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
         else:
