@@ -196,7 +196,8 @@ def plan_cases(work: Path, op: str, engine: str, mode: str, kills: int, base: Ba
             case["at"] = rng.uniform(0, 3.0 if mode == "audit" else base.seconds)
         if first == "overlap":
             case["kill_at"] = rng.uniform(0, base.seconds) if rng.random() < 0.5 else None
-        case["before"] = _ready(base.prepared.base)
+        gone = set(base.prepared.args[3:]) if base.prepared.args[0] == "delete-videos" else set()
+        case["before"] = [v for v in _ready(base.prepared.base) if v not in gone]  # what the command keeps
         case["args"] = _fill(base.prepared.args, Path(case["memory"]))
         verify = base.prepared.verify
         case.update(done_when=base.prepared.done_when, isolated=base.prepared.isolated,

@@ -137,3 +137,28 @@ def test_the_same_import_started_twice_at_once_on_a_new_memory_lands_once(tmp_pa
     checked = subprocess.run([str(Path(sys.executable).with_name("memtools")), "check", "--memory", str(memory)],
                              capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SRC)})
     assert checked.returncode == 0, checked.stdout
+
+
+def test_a_second_build_of_the_same_video_waits_for_the_first(tmp_path):
+    """Two builds of one video share its checkpoint folder: the second waits for the first's turn
+    (``memtools.builder.turns``) instead of discarding the folder under it, then finds the video done."""
+    from memtools.builder.turns import take_build_turn
+    from test_wallclock import CLI, SCRIPTED, make_video
+
+    video = make_video(tmp_path / "garden.mp4")
+    memory = tmp_path / "m"
+    with Memory.create(memory, TestEmbedder(16)) as opened:
+        release = take_build_turn(opened, "garden")
+    build = [sys.executable, "-c", CLI, "build", str(video), "--memory", str(memory), "--vlm", SCRIPTED,
+             "--embedder", "test:16", "--preset", "short", "--window-sec", "40", "--speech", "none"]
+    proc = subprocess.Popen(build, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(SRC), "MEMTOOLS_ALLOW_MODEL_REQUESTS": "0"})
+    try:
+        _wait_for(proc, "another build of garden is running")
+        time.sleep(0.5)
+        assert proc.poll() is None  # still waiting while the other build holds the turn
+    finally:
+        release()
+    _, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err[-2000:]
+    assert _videos(memory) == {"garden"}

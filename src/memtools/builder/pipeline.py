@@ -43,6 +43,7 @@ from memtools.builder.report import BuildSummary, VideoReport
 from memtools.builder.segment import Window, clean_window, plan_window
 from memtools.builder.speakers import Embedder, label_speakers
 from memtools.builder.speech import macro_speech, transcribe, window_transcript
+from memtools.builder.turns import take_build_turn
 from memtools.builder.vocabulary import ClipVocabulary
 from memtools.errors import BuildError
 from memtools.faces.models import FaceModel
@@ -306,52 +307,53 @@ async def abuild_video(memory: Memory, vlm: VLM, source: str | os.PathLike, *, v
                        speakers: Embedder | None = None, faces: FaceModel | None = None) -> VideoReport:
     """Build (or resume building) one video into ``memory``; returns its report.
 
-    ``speech`` (a ``memtools.speech`` recogniser) adds what is said: a checkpointed speech
-    stage before segmentation, the transcript in the prompts, Speech nodes in the memory.
+    ``speech`` (a ``memtools.speech`` recogniser) adds what is said: a checkpointed speech stage before
+    segmentation, the transcript in the prompts, Speech nodes in the memory.
     ``speakers`` (a ``memtools.speech.voice.VoiceEncoder``) labels who says each utterance
     (``S1``, ``S2``, ... per video, clustered on voice vectors) when the recogniser gives no speaker.
     ``faces`` (``memtools.faces.DlibFaces``) clusters the faces on the keyframes (``faces/<id>.json``).
 
-    Raises ``VideoError`` for an unreadable file before anything is written, and
-    ``PerceptionError`` when the backend fails for good (checkpoints are kept: running the
-    same build again resumes). Whatever the model answers, the build finishes.
+    Raises ``VideoError`` for an unreadable file before anything is written, ``PerceptionError`` when the backend
+    fails for good (checkpoints are kept: the same build again resumes). Whatever the model answers, it finishes.
     """
-    config = config or BuildConfig.default()
-    progress = progress or Progress()
+    config, progress = config or BuildConfig.default(), progress or Progress()
     started = time.monotonic()
     path = Path(source).resolve()
     if info is None:
         info = await asyncio.to_thread(probe, path)
     vid = resolve_video_id(path, video_id)
-    report = VideoReport(video_id=vid, source=str(path), duration=info.duration)
-    progress.start_video(vid, progress.video_index, report.usage)
-    checkpoints = Checkpoints(memory.work_dir(vid))
-    memory.refresh()
-    state = {"content_hash": info.content_hash, "config": config.fingerprint(),
-             **({"speech": speech.name} if speech is not None else {})}
-    # speakers are no part of the state: installing the voice weights must not rebuild (and pay for) every finished
-    # video; `memtools repair --speakers` labels those, and a resumed build labels from its speech checkpoints
-    entry = memory.manifest.videos.get(vid)
-    done = checkpoints.load("done")
-    if not fresh and done == state and entry is not None and entry.status == "ready":
-        report.skipped, report.counts = True, dict(entry.counts)
-        return report
-    report.resumed = await asyncio.to_thread(checkpoints.prepare, state, fresh=fresh)
-    replacing = entry is not None and entry.status == "ready"  # the old version stays ready until the new is written
-    if not replacing:
-        memory.set_status(vid, "building")
-    clear_failure(checkpoints.folder)
+    release = await asyncio.to_thread(take_build_turn, memory, vid)  # one build of a video at a time (turns.py)
     try:
-        await _VideoBuild(memory, vlm, path, info, vid, config, progress, report, speech, speakers, faces).run()
-    except BaseException as exc:
-        if not replacing:  # a failed rebuild leaves the old version whole, frames included (the error says why)
-            record_failure(checkpoints.folder, exc, path)  # memtools info and the tools say why, and what to run
-            memory.set_status(vid, "failed")
-        raise
-    report.seconds = round(time.monotonic() - started, 3)
-    checkpoints.save("report", report.model_dump(mode="json"))
-    checkpoints.save("done", state)
-    return report
+        report = VideoReport(video_id=vid, source=str(path), duration=info.duration)
+        progress.start_video(vid, progress.video_index, report.usage)
+        checkpoints = Checkpoints(memory.work_dir(vid))
+        memory.refresh()
+        state = {"content_hash": info.content_hash, "config": config.fingerprint(),
+                 **({"speech": speech.name} if speech is not None else {})}
+        # speakers are no part of the state: the voice weights must not rebuild every video (repair --speakers does)
+        entry = memory.manifest.videos.get(vid)
+        done = checkpoints.load("done")
+        if not fresh and done == state and entry is not None and entry.status == "ready":
+            report.skipped, report.counts = True, dict(entry.counts)
+            return report
+        report.resumed = await asyncio.to_thread(checkpoints.prepare, state, fresh=fresh)
+        replacing = entry is not None and entry.status == "ready"  # the old version stays ready until the new lands
+        if not replacing:
+            memory.set_status(vid, "building")
+        clear_failure(checkpoints.folder)
+        try:
+            await _VideoBuild(memory, vlm, path, info, vid, config, progress, report, speech, speakers, faces).run()
+        except BaseException as exc:
+            if not replacing:  # a failed rebuild leaves the old version whole, frames included (the error says why)
+                record_failure(checkpoints.folder, exc, path)  # memtools info and the tools say why, and what to run
+                memory.set_status(vid, "failed")
+            raise
+        report.seconds = round(time.monotonic() - started, 3)
+        checkpoints.save("report", report.model_dump(mode="json"))
+        checkpoints.save("done", state)
+        return report
+    finally:
+        release()
 
 
 def build_video(memory: Memory, vlm: VLM, source: str | os.PathLike, **options) -> VideoReport:
