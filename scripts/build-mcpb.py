@@ -1,16 +1,17 @@
 #!/usr/bin/env python3
-"""Build the Claude Desktop extension bundle: dist/memtools-<version>.mcpb (a zip of manifest.json, the entry
-and memtools' wheel).
+"""Build the Claude Desktop extension bundle: dist/memtools-<version>.mcpb (a zip of manifest.json, pyproject.toml,
+the entry and memtools' wheel).
 
     python scripts/build-mcpb.py [--out DIR] [--wheel dist/memtools-<version>-py3-none-any.whl]
 
-The manifest follows the MCPB manifest spec (manifest_version 0.3: name, version, description,
-author, server with type/entry_point/mcp_config, user_config). Claude Desktop asks for the
-user_config values at install (the memory folder; optionally a folder of videos add_video may
-read, a model and its key) and starts ``python ${__dirname}/server/main.py --memory ...``, which
-runs the installed memtools or, without it, ``uvx --from ${__dirname}/server/<wheel> memtools-mcp``
-(the wheel is in the bundle, so this works before memtools is on the package index). Every optional
-setting may be left empty: the server starts, and without a model add_video says what to set.
+The manifest follows the MCPB manifest spec 0.4 with the ``uv`` server type: the host installs the dependencies
+the bundle's pyproject.toml names (memtools, from the wheel inside the bundle, so this works before memtools is on
+the package index; its own dependencies from the index on the first start) with uv, and runs
+``uv run --directory ${__dirname} server/main.py --memory ...`` (the manifest's mcp_config). No Python of the user's
+is needed. Claude Desktop asks for the user_config values at install (the memory folder; optionally a folder of
+videos add_video may read, a model and its key); every optional setting may be left empty: the server starts,
+and without a model add_video says what to set. The entry (scripts/mcpb/main.py) runs memtools' server, or, started
+by a plain Python without memtools, the wheel through ``uvx``.
 The wheel is ``--wheel``'s, else built with pip (``pip wheel --no-deps``); the rest is the standard library.
 """
 
@@ -46,9 +47,14 @@ def memtools_version() -> str:
     return found.group(1)
 
 
+UV_RUN = ["run", "--quiet", "--directory", "${__dirname}"]
+"""What the manifest's command line starts with: ``uv run`` in the unpacked bundle, whose pyproject.toml says what
+to install."""
+
+
 def manifest(version: str, description: str) -> dict:
     return {
-        "manifest_version": "0.3",
+        "manifest_version": "0.4",
         "name": "memtools",
         "display_name": "memtools video memory",
         "version": version,
@@ -58,11 +64,11 @@ def manifest(version: str, description: str) -> dict:
         "license": "Apache-2.0",
         "keywords": ["video", "memory", "graph", "search"],
         "server": {
-            "type": "python",
+            "type": "uv",
             "entry_point": "server/main.py",
             "mcp_config": {
-                "command": "python",
-                "args": ["${__dirname}/server/main.py", "--memory", "${user_config.memory}",
+                "command": "uv",
+                "args": [*UV_RUN, "server/main.py", "--memory", "${user_config.memory}",
                          "--allow-root", "${user_config.video_folder}", "--vlm", "${user_config.vlm}",
                          "--max-cost", "${user_config.max_cost}"],
                 "env": {"MEMTOOLS_API_KEY": "${user_config.api_key}", "OPENAI_API_KEY": "${user_config.api_key}"},
@@ -87,6 +93,14 @@ def manifest(version: str, description: str) -> dict:
         },
         "compatibility": {"platforms": ["darwin", "win32", "linux"], "runtimes": {"python": ">=3.10"}},
     }
+
+
+def bundle_project(version: str, wheel: str) -> str:
+    """The bundle's pyproject.toml: not a package itself (uv installs only its dependencies), memtools from the
+    wheel beside the entry."""
+    return (f'[project]\nname = "memtools-claude-extension"\nversion = "{version}"\nrequires-python = ">=3.10"\n'
+            f'dependencies = ["memtools=={version}"]\n\n[tool.uv]\npackage = false\n\n'
+            f'[tool.uv.sources]\nmemtools = {{ path = "server/{wheel}" }}\n')
 
 
 def wheel_file(given: Path | None, version: str, folder: Path) -> Path:
@@ -114,6 +128,7 @@ def build(out: Path, wheel: Path | None = None) -> Path:
         entry = entry.replace("@VERSION@", version).replace("@WHEEL@", built.name)
         with zipfile.ZipFile(bundle, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("manifest.json", json.dumps(manifest(version, meta["description"]), indent=2) + "\n")
+            z.writestr("pyproject.toml", bundle_project(version, built.name))
             z.writestr("server/main.py", entry)
             z.write(built, f"server/{built.name}")
     return bundle

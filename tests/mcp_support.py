@@ -204,8 +204,9 @@ async def http_streams(url: str, http_client: Any = None) -> Any:
 class Mcp1Client:
     """``mcp.Client``'s constructor and methods, on mcp 1.x: a server object, ``StdioServerParameters`` or a URL."""
 
-    def __init__(self, target: Any, mode: str = "memory") -> None:
+    def __init__(self, target: Any, mode: str = "memory", elicitation_callback: Any = None) -> None:
         self.target = target
+        self.elicitation_callback = elicitation_callback  # declares the elicitation capability, as on 2.x
         self.instructions: str | None = None
         self._stack = contextlib.AsyncExitStack()
 
@@ -228,7 +229,8 @@ class Mcp1Client:
                 stack.callback(tasks.cancel_scope.cancel)
                 tasks.start_soon(lambda: lowlevel.run(server_read, server_write,
                                                       lowlevel.create_initialization_options()))
-            self.session = await stack.enter_async_context(ClientSession(read, write))
+            self.session = await stack.enter_async_context(
+                ClientSession(read, write, elicitation_callback=self.elicitation_callback))
             self.instructions = (await self.session.initialize()).instructions
         except BaseException:
             await self._stack.__aexit__(None, None, None)

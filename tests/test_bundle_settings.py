@@ -53,7 +53,7 @@ def _launch(unpacked: Path, config: dict[str, str | None]) -> tuple[list[str], d
     the host drops the argument it has no value for)."""
     manifest = json.loads((unpacked / "manifest.json").read_text())
     mcp = manifest["server"]["mcp_config"]
-    assert mcp["command"] == "python" and set(OPTIONAL) | {"memory"} == set(manifest["user_config"])
+    assert mcp["command"] == "uv" and set(OPTIONAL) | {"memory"} == set(manifest["user_config"])
 
     def fill(value: str) -> str | None:
         value = value.replace("${__dirname}", str(unpacked))
@@ -65,6 +65,8 @@ def _launch(unpacked: Path, config: dict[str, str | None]) -> tuple[list[str], d
         return value
 
     args = [a for a in (fill(a) for a in mcp["args"]) if a is not None]
+    entry = args.index(manifest["server"]["entry_point"])  # uv run --directory BUNDLE ENTRY OPTIONS (uv's venv: the
+    args = [str(unpacked / args[entry]), *args[entry + 1:]]  # release check); this Python and checkout stand for it
     env = {k: v for k, v in ((k, fill(v)) for k, v in mcp.get("env", {}).items()) if v is not None}
     return args, env
 

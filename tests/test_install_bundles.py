@@ -41,8 +41,8 @@ def test_the_bundle_is_a_zip_with_an_mcpb_manifest(bundle):
         assert manifest[field], field
     assert f'__version__ = "{manifest["version"]}"' in (ROOT / "src/memtools/version.py").read_text()
     server = manifest["server"]
-    assert server["type"] == "python" and server["entry_point"] in names
-    assert server["mcp_config"]["args"][0] == "${__dirname}/" + server["entry_point"]
+    assert server["type"] == "uv" and server["entry_point"] in names and "pyproject.toml" in names  # manifest 0.4
+    assert server["mcp_config"]["args"][:5] == ["run", "--quiet", "--directory", "${__dirname}", server["entry_point"]]
     memory = manifest["user_config"]["memory"]
     assert memory["type"] == "directory" and memory["required"] is True
     used = {a.split("user_config.")[1].rstrip("}") for a in server["mcp_config"]["args"] if "user_config." in a}
@@ -63,8 +63,10 @@ async def test_the_unpacked_bundle_starts_the_server_it_names(bundle, memory, tm
     manifest = json.loads((folder / "manifest.json").read_text())
     config = {key: "" for key in manifest["user_config"]} | {"memory": str(memory)}  # as Claude Desktop fills it
     mcp = manifest["server"]["mcp_config"]
-    assert mcp["command"] == "python"
+    assert mcp["command"] == "uv"
     args = [_substitute(a, folder, config) for a in mcp["args"]]
+    entry = args.index(manifest["server"]["entry_point"])  # uv run --directory BUNDLE ENTRY OPTIONS (uv's venv: the
+    args = [str(folder / args[entry]), *args[entry + 1:]]  # release check); this Python and checkout stand for it
     env = {**os.environ, **{k: _substitute(v, folder, config) for k, v in mcp.get("env", {}).items()},
            "PYTHONPATH": SRC}  # this checkout's memtools stands for the installed one
     async with Client(StdioServerParameters(command=sys.executable, args=args, env=env)) as client:

@@ -286,10 +286,11 @@ def test_serving_beyond_loopback_without_auth_is_refused_before_listening(memory
 
 
 def test_the_banner_names_the_mcp_url_and_the_pages(memory_path, capsys, monkeypatch):
-    from memtools.mcp import run
+    from memtools.mcp import launch, run
 
     served_with: list = []
-    monkeypatch.setattr(run, "run_http", lambda server, host, port, options: served_with.append((host, port, options)))
+    monkeypatch.setattr(launch, "run_http",
+                        lambda server, host, port, options: served_with.append((host, port, options)))
     assert run.main(["--memory", str(memory_path), "--http", "--port", "8799", "--allowed-host", "box.lan",
                      "--tool-prefix", "memtools_"]) == 0
     err = capsys.readouterr().err

@@ -18,6 +18,7 @@ from mcp.types import INVALID_PARAMS, ImageContent, ResourceLink, TextContent
 from mcp_support import MODES, VALID_CALLS, Client, MCPError, jpeg, shared_memory
 from memtools.mcp import MAX_RESULT_CHARS, build_server
 from memtools.mcp.adapter import FramesOut, output_model
+from memtools.mcp.app import tool_meta
 from memtools.tools import TOOL_SPECS
 
 
@@ -50,7 +51,7 @@ async def test_lists_every_tool_generated_from_the_specs(connect):
             assert tool.description == spec.description
             assert tool.annotations.read_only_hint and tool.annotations.idempotent_hint
             assert tool.annotations.open_world_hint is False and tool.annotations.destructive_hint is False
-            assert tool.meta == {"anthropic/maxResultSizeChars": MAX_RESULT_CHARS}
+            assert tool.meta == {"anthropic/maxResultSizeChars": MAX_RESULT_CHARS, **tool_meta(name)}  # + the app
             required = {n for n, f in spec.args.model_fields.items() if f.is_required()}
             assert set(tool.input_schema.get("required", [])) == required
             assert set(tool.input_schema["properties"]) == set(spec.args.model_fields)

@@ -76,22 +76,23 @@ async def note_merge_undo_forget(client) -> None:
     assert not note.is_error and note.structured_content["change_id"] == "c0001", note.content
     found = await client.call_tool("search_nodes", {"query": "the cook is called Tom", "node_types": ["event"]})
     assert "User note: the cook is called Tom" in found.content[0].text
-    merged = await client.call_tool("merge_entities", WRITE_CALLS["merge_entities"])
+    merged = await client.call_tool("merge_entities", {**WRITE_CALLS["merge_entities"], "confirm": True})  # user agreed
     assert not merged.is_error and "merged kitchen/entity_005" in merged.content[0].text
     entities = await client.call_tool("search_entities", {"query": "Lodge", "top_k": 10})
     assert "kitchen/entity_005" not in entities.content[0].text  # one entity fewer
-    undone = await client.call_tool("undo_change", {"change_id": merged.structured_content["change_id"]})
+    undo = {"change_id": merged.structured_content["change_id"], "confirm": True}
+    undone = await client.call_tool("undo_change", undo)
     assert not undone.is_error, undone.content
     entities = await client.call_tool("search_entities", {"query": "Lodge", "top_k": 10})
     assert "kitchen/entity_005" in entities.content[0].text
-    again = await client.call_tool("undo_change", {"change_id": merged.structured_content["change_id"]})
+    again = await client.call_tool("undo_change", undo)
     assert again.is_error and "already undone by c0003" in again.content[0].text
     long = await client.call_tool("add_note", {"about": "kitchen@10", "text": "x" * 50_000})
     assert long.is_error and "10000" in long.content[0].text.replace(",", "")
     unknown = await client.call_tool("merge_entities", {"entity_id": "kitchen/entity_001",
                                                         "other_id": "kitchen/entity_404"})
     assert unknown.is_error and "no entity 'kitchen/entity_404'" in unknown.content[0].text
-    forgot = await client.call_tool("forget_video", {"video_id": "kitchen"})
+    forgot = await client.call_tool("forget_video", {"video_id": "kitchen", "confirm": True})
     assert not forgot.is_error
     listed = await client.call_tool("list_videos", {})
     assert "kitchen" not in listed.content[0].text

@@ -28,7 +28,7 @@ from memtools.tools import TOOL_SPECS
 WRITE_CALLS: dict[str, dict[str, Any]] = {"add_note": {"about": "kitchen@125", "text": "the cook is called Tom"},
                                           "list_changes": {}}
 JOB_CALLS: dict[str, dict[str, Any]] = {"estimate_build": {"duration_sec": 600.0}, "list_jobs": {},
-                                        "get_job": {"job_id": "job_0"}}
+                                        "get_job": {"job_id": "job_0"}, "cancel_job": {"job_id": "job_0"}}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
 THIRTY_DAYS = 30 * 24 * 3600
 

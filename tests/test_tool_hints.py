@@ -161,15 +161,16 @@ async def test_every_tools_annotations_match_what_it_does_to_the_memory(talk_mem
 
             note = await checker.check("add_note", {"about": "kitchen@125", "text": "the cook is called Tom"})
             assert note.structured_content["change_id"] == "c0001"
-            await checker.check("undo_change", {"change_id": "c0001"})  # the note goes; an undo is done once
+            await checker.check("undo_change", {"change_id": "c0001", "confirm": True})  # the note goes; done once
             assert digest(memory)["graph"] == original["graph"]  # a note can be undone: the memory is as it was
             await checker.check("rename_entity", {"entity_id": "kitchen/entity_001", "name": "Tom"})
-            await checker.check("merge_entities", {"entity_id": "kitchen/entity_004", "other_id": "kitchen/entity_005"})
+            await checker.check("merge_entities", {"entity_id": "kitchen/entity_004", "other_id": "kitchen/entity_005",
+                                                   "confirm": True})  # the user agreed (tests/test_mcp_confirm.py)
             await checker.check("split_entity", {"entity_id": "kitchen/entity_001",
-                                                 "mention_ids": ["kitchen/macro_0002/ent_001"]})
+                                                 "mention_ids": ["kitchen/macro_0002/ent_001"], "confirm": True})
             await checker.check("label_person", {"target": "kitchen/S1", "name": "Ada"})
-            await checker.check("forget_person", {"target": "kitchen/S1"})
-            await checker.check("forget_video", {"video_id": "kitchen"})
+            await checker.check("forget_person", {"target": "kitchen/S1", "confirm": True})
+            await checker.check("forget_video", {"video_id": "kitchen", "confirm": True})
             await checker.check("list_changes", {})
 
             # the build tools: a video id the memory holds is built again and replaced, which a job that never
@@ -177,6 +178,7 @@ async def test_every_tools_annotations_match_what_it_does_to_the_memory(talk_mem
             job = await checker.check("add_video", {"source": "clip.mp4"}, shows_destruction=False)
             await checker.check("get_job", {"job_id": job.structured_content["job_id"]})
             await checker.check("list_jobs", {})
+            await checker.check("cancel_job", {"job_id": job.structured_content["job_id"]})  # queued: cancelled
             await checker.check("estimate_build", {"duration_sec": 3600.0})
             assert set(checker.checked) == set(listed)
             assert checker.checked["list_changes"] == (True, False, True)  # a read: no confirmation asked

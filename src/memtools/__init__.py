@@ -6,7 +6,8 @@
 
 Front ends live in submodules so importing memtools stays light: ``memtools.agent`` (the ORA
 loop in LangGraph), ``memtools.langchain`` (LangChain tools), ``memtools.mcp`` (the MCP
-server), ``memtools.builder`` (video -> memory) and ``memtools.importers`` (captions, MEMDREAMER).
+server), ``memtools.builder`` (video -> memory), ``memtools.importers`` (captions, MEMDREAMER) and
+``memtools.archive`` (export a memory as one portable archive, import it again).
 """
 
 from memtools.errors import MemtoolsError, ToolError

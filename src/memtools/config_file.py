@@ -20,9 +20,9 @@ else:  # a dependency on Python 3.10 (pyproject.toml)
     import tomli as tomllib
 
 
-def load_config_file(path: str | os.PathLike, table: str = "build") -> dict[str, Any]:
+def load_config_file(path: str | os.PathLike, table: str | None = "build") -> dict[str, Any]:
     """The ``[table]`` of a TOML (or JSON) settings file; for ``build``, a file without tables is the
-    build table itself."""
+    build table itself; ``None``: the whole file (its top-level keys, such as ``retention_days``)."""
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
@@ -37,6 +37,8 @@ def load_config_file(path: str | os.PathLike, table: str = "build") -> dict[str,
         raise ConfigError(f"{p} is not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}: {exc}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{p} must hold a table of settings")
+    if table is None:
+        return data
     section = data.get(table, data if table == "build" else {})
     if not isinstance(section, dict):
         raise ConfigError(f"[{table}] in {p} must be a table")

@@ -38,9 +38,9 @@ def add_memory_arg(p: argparse.ArgumentParser, required: bool = True, *, publish
 def resolve_memory(args: argparse.Namespace) -> str | None:
     """Fill ``args.memory`` from ``$MEMTOOLS_MEMORY`` when no ``--memory`` was given; the problem, if any."""
     if getattr(args, "memory", None) is None:
-        env = os.environ.get(MEMORY_ENV, "").strip()
+        env = "" if getattr(args, "memories", None) else os.environ.get(MEMORY_ENV, "").strip()  # --memories: many
         args.memory = (env if "://" in env else Path(env)) if env else None
-    if args.memory is None and getattr(args, "memory_required", False):
+    if args.memory is None and getattr(args, "memory_required", False) and not getattr(args, "memories", None):
         return f"the memory folder is missing: pass --memory DIR (before or after the command) or set {MEMORY_ENV}"
     return None
 
@@ -93,12 +93,19 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--cache-dir", type=folder, default=None, metavar="DIR",
                    help="where the served version is downloaded (default $MEMTOOLS_CACHE_DIR, else "
                         "$XDG_CACHE_HOME/memtools/replicas or ~/.cache/memtools/replicas)")
+    p.add_argument("--memories", type=folder, default=None, metavar="DIR",
+                   help="serve every memory under DIR (each subfolder holding one; new ones are found within "
+                        "seconds) instead of --memory: every tool takes memory=NAME, and a token sees only the "
+                        "memories its scopes name (memtools:read:NAME, memtools:write:NAME; see --tokens-file)")
+    p.add_argument("--audit-reads", action="store_true",
+                   help="append one JSON line per tool call (when, caller, tool, arguments, node ids returned) to "
+                        "reads.jsonl in the memory folder; `memtools log --reads` prints it")
     p.add_argument("--allow-writes", action="store_true",
                    help="serve the tools that change the memory (add_note, rename_entity, merge_entities, "
                         "split_entity, forget_video, label_person, forget_person, undo_change, list_changes; each "
                         "recorded in `memtools log`, all undoable but forget_person; with --allow-root or "
-                        "--allow-urls also add_video, get_job, list_jobs, estimate_build); over HTTP only tokens "
-                        "of --write-token-env, or with the memtools:write scope, may use them")
+                        "--allow-urls also add_video, get_job, list_jobs, cancel_job, estimate_build); over HTTP "
+                        "only tokens of --write-token-env, or with the memtools:write scope, may use them")
     g = p.add_argument_group("HTTP security")
     g.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
                    help="also accept requests whose Host header names NAME (loopback names and the --host address "
@@ -112,6 +119,10 @@ def add_serve_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--write-token-env", metavar="VAR",
                    help="with --allow-writes: a second bearer token, the value of VAR, that may also change the "
                         "memory (the --auth-token-env token only reads)")
+    g.add_argument("--tokens-file", metavar="FILE",
+                   help="with --memories: a JSON object naming bearer tokens (an environment variable's name, or "
+                        "sha256:HEX of the token) with their scopes, e.g. {\"ALICE_TOKEN\": "
+                        "[\"memtools:read:kitchen\"]}")
     g.add_argument("--auth-issuer", metavar="URL",
                    help="MCP authorization: accept OAuth access tokens of this issuer (checked at its token "
                         "introspection endpoint); serves /.well-known/oauth-protected-resource")

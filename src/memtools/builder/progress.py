@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
+from memtools.builder.cancel import safe_point
 from memtools.costs import PriceTable, Tally
 
 STAGES = ("speech", "speakers", "keyframes", "segment", "extract", "aggregate", "index")
@@ -79,6 +80,7 @@ class Progress:
         self._started = time.monotonic()
 
     def begin(self, stage: str, total: int | None = None) -> None:
+        safe_point(stage)  # a cancelled build stops here (memtools.builder.cancel)
         self.stages[stage] = StageCount(total=total)
         self._push(changed=True)
 
@@ -90,6 +92,7 @@ class Progress:
     def advance(self, stage: str, n: int = 1, *, one_off: bool = False) -> None:
         """``n`` more steps done. ``one_off``: they took a one-off time (the first call also loaded a
         model), so the time left is measured from the steps after them."""
+        safe_point(stage)
         count = self.stages.setdefault(stage, StageCount())
         count.done += n
         if one_off:

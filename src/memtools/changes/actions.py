@@ -76,11 +76,20 @@ def pinned_change(memory: Memory, video_id: str, make: Callable[[VideoGraph, IdL
     return change(memory, video_id, pinned_make)
 
 
-def forget_video(memory: Memory, video_id: str) -> Applied:
-    """Remove a video (graph, vectors, keyframes) from the memory; ``undo_change`` brings it back whole."""
+def forget_video(memory: Memory, video_id: str, *, purge: bool = False) -> Applied:
+    """Remove a video (graph, vectors, keyframes) from the memory; ``undo_change`` brings it back whole.
+    ``purge``: remove it from every file of the memory folder instead, for good, the change log's copies of it
+    included (``memtools.changes.purge``; it works on a video forgotten before too); ``Applied.receipt`` then
+    says what was removed."""
     problem = video_id_problem(video_id)
     if problem is not None:
         raise ToolError(f"video id {video_id!r} {problem}; list_videos gives the ids")
+    if purge:
+        from memtools.changes.purge import purge_videos
+
+        receipt = purge_videos(memory, [video_id])
+        return Applied(receipt["change_id"], "purge", f"purged video {video_id} for good", video_id, None,
+                       receipt=receipt)
 
     def make(graph: VideoGraph | None) -> Edit:
         title = need_video(graph, video_id).video.title

@@ -39,8 +39,16 @@ from typing import TYPE_CHECKING
 
 from memtools.changes.forgetting import FORGET, finish_forgetting
 from memtools.changes.ids import NO_ID_CHANGES, IdChanges, entity_groups, id_changes
-from memtools.changes.kept_video import CHANGES_DIR, drop_kept, keep_video, restore_vectors, unkeep_work
-from memtools.changes.log import ChangeLog, change_seq
+from memtools.changes.kept_video import (
+    CHANGES_DIR,
+    drop_kept,
+    keep_video,
+    kept_vectors,
+    restore_vectors,
+    unkeep_work,
+)
+from memtools.changes.log import Change, ChangeLog, change_seq
+from memtools.changes.purge_steps import finish_purges, purged_in
 from memtools.errors import MemoryBusy, ToolError, ToolNotFound
 from memtools.schema import VideoGraph
 from memtools.store.faults import fault_point
@@ -79,7 +87,8 @@ class Edit:
 @dataclass(frozen=True)
 class Applied:
     """A change that landed: its id, what it did, the video afterwards (``None`` when forgotten) and what it did to
-    the video's canonical entity ids (``ids``: the ones to use now)."""
+    the video's canonical entity ids (``ids``: the ones to use now); a purge's ``receipt``
+    (``memtools.changes.purge``)."""
 
     change_id: str
     action: str
@@ -87,18 +96,37 @@ class Applied:
     video_id: str
     after: VideoGraph | None
     ids: IdChanges = NO_ID_CHANGES
+    receipt: dict | None = None
 
 
 def settle_pending(memory: Memory, log: ChangeLog) -> None:
     """Settle the changes a killed process left ``pending`` (the memory recovered already); a ``forget_person``
-    is finished instead (``memtools.changes.people``: its deletion is done again)."""
+    is finished instead (``memtools.changes.people``: its deletion is done again), and so is a purge
+    (``memtools.changes.purge_steps``: its steps are done again from its plan)."""
     finish_forgetting(memory, log)
+    finish_purges(memory, log)
     for change in log.pending():
         now = read_video(memory, change.video_id)
         landed = digest(now) == change.after_digest
         if not landed:
             _put_back(memory, log.before(change.id), now)
+        _settle_kept(memory, log, change, landed)
         log.settle(change.id, landed)
+
+
+def _settle_kept(memory: Memory, log: ChangeLog, change: Change, landed: bool) -> None:
+    """What a killed forget or undo of a forget left beside the log, put where the settled change says: a forget
+    that did not land gets its checkpoints back (its kept copies go); an undo of a forget that landed drops the
+    kept copies (the live ones are back), one that did not removes the vectors it had put back already."""
+    if change.action == "forget" and not landed:
+        unkeep_work(memory, change.video_id, change.id)
+        shutil.rmtree(memory.path / CHANGES_DIR / change.id, ignore_errors=True)  # its keyframes' copies too
+    elif change.undoes and log.before(change.id) is None:
+        if landed:
+            drop_kept(memory, change.video_id, change.undoes)
+        else:
+            for live in kept_vectors(memory, change.video_id, change.undoes):
+                live.unlink(missing_ok=True)
 
 
 def _put_back(memory: Memory, before: dict | None, now: VideoGraph | None) -> None:
@@ -197,10 +225,12 @@ def change(memory: Memory, video_id: str, make: Callable[[VideoGraph | None], Ed
             if edit.after is None:
                 _keep_frames(memory, video_id, cid)
                 keep_video(memory, video_id, cid)
+                fault_point("forget-kept")
                 memory.delete_video(video_id)
             else:
                 staged = _staged_frames(memory, undoes, video_id) if back and undoes else {}
                 restored = restore_vectors(memory, video_id, undoes) if back and undoes else []
+                fault_point("undo-vectors-restored")
                 memory.write_videos([edit.after], staged_frames=staged)
         except BaseException:
             with contextlib.suppress(Exception):  # the store undid its write at once: the row is abandoned
@@ -228,6 +258,10 @@ def undo(memory: Memory, target: str) -> Applied:
                            "list_changes lists them")
     if found.state != "done":
         raise ToolError(f"change {found.id} did not land ({found.state}), so there is nothing to undo")
+    purged = purged_in(log, found.video_id, found.id) if found.action != "purge" else found.id
+    if purged:
+        raise ToolError(f"video {found.video_id!r} was purged in {purged}, so change {found.id} cannot come back "
+                        "(a purge keeps nothing to undo it with)")
     if found.action == FORGET:
         raise ToolError(f"change {found.id} deleted voice and face vectors for good (they are not kept, so they "
                         "cannot come back); rebuilding the video with --speakers computes its voices again")

@@ -90,6 +90,13 @@ def restore_vectors(memory: Memory, video_id: str, undone: str) -> list[Path]:
     return put
 
 
+def kept_vectors(memory: Memory, video_id: str, undone: str) -> list[Path]:
+    """The live vector files of ``video_id`` that forget ``undone`` keeps a copy of (an undo puts them back)."""
+    root = kept_root(memory.path, undone)
+    return [live for live, kept in zip(_vector_files(memory.path, video_id), _vector_files(root, video_id),
+                                       strict=True) if kept.is_file()]
+
+
 def drop_kept(memory: Memory, video_id: str, undone: str) -> None:
     """The video is back (or never went): checkpoints back to ``work/`` unless a build made it anew, copies gone."""
     root = kept_root(memory.path, undone)
@@ -132,5 +139,5 @@ def has_kept(memory_path: Path, cluster: tuple[str, str, str, str]) -> bool:
     return any(c.get("label") == label for c in data.get("voices" if kind == "voice" else "faces", []))
 
 
-__all__ = ["CHANGES_DIR", "drop_kept", "has_kept", "keep_video", "kept_clusters", "kept_root", "restore_vectors",
-           "unkeep_work"]
+__all__ = ["CHANGES_DIR", "drop_kept", "has_kept", "keep_video", "kept_clusters", "kept_root", "kept_vectors",
+           "restore_vectors", "unkeep_work"]

@@ -218,6 +218,44 @@ class ChangeLog:
             rows = db.execute(f"SELECT {_COLUMNS} FROM changes WHERE state = 'pending' ORDER BY seq").fetchall()
         return [_change(r) for r in rows]
 
+    def ids_about(self, video_ids: list[str], *, skip_action: str | None = None) -> list[str]:
+        """The ids of every change about these videos (oldest first), but those of action ``skip_action``."""
+        if not video_ids:
+            return []
+        marks = ", ".join("?" for _ in video_ids)
+        with self._connect() as db:
+            rows = db.execute(f"SELECT seq FROM changes WHERE video_id IN ({marks}) AND action != ? ORDER BY seq",
+                              [*video_ids, skip_action or ""]).fetchall()
+        return [change_id(r[0]) for r in rows]
+
+    def of_action(self, action: str) -> list[Change]:
+        """Every change of one action, oldest first."""
+        with self._connect() as db:
+            rows = db.execute(f"SELECT {_COLUMNS} FROM changes WHERE action = ? ORDER BY seq", (action,)).fetchall()
+        return [_change(r) for r in rows]
+
+    def redact(self, cids: list[str], summary: str) -> int:
+        """Drop the video copies of these changes (``before``) and replace their summaries (a purge: who, when,
+        which action and id stay); returns how many rows held a copy or a summary to change. Idempotent."""
+        seqs = [s for s in (change_seq(c) for c in cids) if s is not None]
+        if not seqs:
+            return 0
+        marks = ", ".join("?" for _ in seqs)
+        with self._connect(write=True) as db:
+            db.execute("PRAGMA secure_delete=ON")
+            db.execute("BEGIN IMMEDIATE")
+            cursor = db.execute(f"UPDATE changes SET before = NULL, summary = ? WHERE seq IN ({marks}) AND "
+                                "(before IS NOT NULL OR summary != ?)", (shown(summary, WHAT_MAX), *seqs,
+                                                                         shown(summary, WHAT_MAX)))
+            db.execute("COMMIT")
+            return cursor.rowcount
+
+    def vacuum(self) -> None:
+        """Write the file again from what it holds, so redacted rows leave no bytes behind."""
+        if self.path.exists():
+            with self._connect(write=True) as db:
+                db.execute("VACUUM")
+
     def entries(self, limit: int = 50, video_id: str | None = None) -> list[Change]:
         """The newest ``limit`` changes, newest first (of one video when ``video_id`` is given)."""
         where, args = ("WHERE video_id = ?", (video_id,)) if video_id else ("", ())

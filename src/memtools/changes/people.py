@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memtools.changes.actions import pinned_change
@@ -189,8 +190,21 @@ def _labels(memory: Memory, video_id: str, kind: str) -> str:
     return ", ".join(sorted(x.label for x in found))
 
 
-def forget_person(memory: Memory, target: str) -> Applied:
-    """Delete the voice and face vectors of a person (or of one cluster); the transcript keeps its text and labels."""
+def forget_person(memory: Memory, target: str, *, purge: bool = False) -> Applied:
+    """Delete the voice and face vectors of a person (or of one cluster); the transcript keeps its text and labels.
+    ``purge``: then write the memory's files again so that no byte of them is left (``memtools.changes.purge``,
+    reason "forget_person"); ``Applied.receipt`` says what was rewritten."""
+    applied = _forget_person(memory, target)
+    if not purge:
+        return applied
+    from memtools.changes.purge import purge_videos
+
+    clusters = [list(c) for c in (ChangeLog(memory.path).before(applied.change_id) or {}).get(FORGET, [])]
+    receipt = purge_videos(memory, [], reason="forget_person", clusters=clusters)
+    return replace(applied, receipt=receipt)
+
+
+def _forget_person(memory: Memory, target: str) -> Applied:
     caller = require_write()
     log = ChangeLog(memory.path)
     clusters = _clusters(memory, target, forgotten=True)

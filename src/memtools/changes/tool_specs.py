@@ -13,12 +13,13 @@ tools never import the write path.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from memtools.changes import actions as changes
-from memtools.changes import people
+from memtools.changes import people, questions
 from memtools.changes.edits import MAX_NOTE_CHARS
 from memtools.changes.forgetting import FORGET
 from memtools.changes.ids import IdChanges
@@ -65,12 +66,17 @@ class ChangeResult(ToolResult):
     moved_ids: dict[str, str] = Field(default_factory=dict)
     new_ids: list[str] = Field(default_factory=list)
     gone_ids: list[str] = Field(default_factory=list)
+    receipt: dict | None = Field(None, description="A purge's receipt: the files, rows per table and table versions "
+                                                   "removed (stored as purges/<change_id>.json)")
 
     def render(self) -> str:
         undo = (f"undo it with undo_change(change_id='{self.change_id}')" if self.undoable
                 else "it cannot be undone")
         ids = IdChanges(self.moved_ids, self.new_ids, self.gone_ids).line()
-        return f"Done: {self.summary}. Change {self.change_id} ({undo})." + (f" {ids}" if ids else "")
+        text = f"Done: {self.summary}. Change {self.change_id} ({undo})." + (f" {ids}" if ids else "")
+        if self.receipt is not None:
+            text += "\nReceipt: " + json.dumps(self.receipt, ensure_ascii=True, sort_keys=True)
+        return text
 
 
 class ChangeItem(BaseModel):
@@ -100,8 +106,9 @@ class ChangeList(ToolResult):
 
 def _result(applied: changes.Applied) -> ChangeResult:
     return ChangeResult(change_id=applied.change_id, action=applied.action, summary=applied.summary,
-                        video_id=applied.video_id, undoable=applied.action != FORGET, moved_ids=applied.ids.moved,
-                        new_ids=applied.ids.new, gone_ids=applied.ids.gone)
+                        video_id=applied.video_id, undoable=applied.action != FORGET and applied.receipt is None,
+                        moved_ids=applied.ids.moved, new_ids=applied.ids.new, gone_ids=applied.ids.gone,
+                        receipt=applied.receipt)
 
 
 def add_note(tools: MemoryTools, about: str, text: str) -> ChangeResult:
@@ -109,9 +116,9 @@ def add_note(tools: MemoryTools, about: str, text: str) -> ChangeResult:
     return _result(changes.add_note(tools.memory, about, text))
 
 
-def forget_video(tools: MemoryTools, video_id: str) -> ChangeResult:
+def forget_video(tools: MemoryTools, video_id: str, purge: bool = False) -> ChangeResult:
     require_write()
-    return _result(changes.forget_video(tools.memory, video_id))
+    return _result(changes.forget_video(tools.memory, video_id, purge=purge))
 
 
 def rename_entity(tools: MemoryTools, entity_id: str, name: str) -> ChangeResult:
@@ -135,9 +142,9 @@ def label_person(tools: MemoryTools, target: str, name: str) -> ChangeResult:
     return _result(people.label_person(tools.memory, target, name))
 
 
-def forget_person(tools: MemoryTools, target: str) -> ChangeResult:
+def forget_person(tools: MemoryTools, target: str, purge: bool = False) -> ChangeResult:
     require_write()
-    return _result(people.forget_person(tools.memory, target))
+    return _result(people.forget_person(tools.memory, target, purge=purge))
 
 
 def undo_change(tools: MemoryTools, change_id: str) -> ChangeResult:
@@ -162,6 +169,9 @@ class NoteArgs(_Args):
 
 class ForgetArgs(_Args):
     video_id: str = Field(max_length=128, description="Video id from list_videos: the video to remove.")
+    purge: bool = Field(default=False, description=(
+        "true: remove it for good from every file of the memory, the change log's copies included (also a video "
+        "forgotten before); it cannot be undone, and the result holds a receipt of what was removed."))
 
 
 class RenameArgs(_Args):
@@ -194,6 +204,9 @@ class LabelPersonArgs(_Args):
 
 class ForgetPersonArgs(_Args):
     target: PersonTarget
+    purge: bool = Field(default=False, description=(
+        "true: also write the memory's files again so that no byte of the vectors is left; the result holds a "
+        "receipt."))
 
 
 class UndoArgs(_Args):
@@ -216,14 +229,15 @@ register(
     ToolSpec("merge_entities", "write",
              "Make two entities of one video one (a duplicate the memory kept apart): other_id joins entity_id, and "
              "other_id then answers with entity_id (the result's moved_ids). No other entity's id changes.",
-             MergeArgs, merge_entities, write=True, hints=OVERWRITES),
+             MergeArgs, merge_entities, write=True, hints=OVERWRITES, confirm=questions.merge_entities),
     ToolSpec("split_entity", "write",
              "Split mentions off an entity that the memory wrongly made one (two people taken for one): they get a "
              "new entity id (the result's new_ids); entity_id keeps the rest.",
-             SplitArgs, split_entity, write=True, hints=OVERWRITES),
+             SplitArgs, split_entity, write=True, hints=OVERWRITES, confirm=questions.split_entity),
     ToolSpec("forget_video", "write",
              "Remove a video from the memory (its graph, vectors and keyframes). Ask the user first; undo_change "
-             "brings it back.", ForgetArgs, forget_video, write=True, hints=OVERWRITES),
+             "brings it back, unless purge is true (gone for good).", ForgetArgs, forget_video, write=True,
+             hints=OVERWRITES, confirm=questions.forget_video),
     ToolSpec("label_person", "write",
              "Name a person the memory told apart by voice or face (S1, F1, or a library person): the user's name "
              "is the strongest evidence of who is who, across videos too. Undoable.", LabelPersonArgs, label_person,
@@ -231,10 +245,10 @@ register(
     ToolSpec("forget_person", "write",
              "Delete the voice and face vectors (biometric data) of a person in every video; the transcript keeps "
              "its text. Ask the user first: this cannot be undone.", ForgetPersonArgs, forget_person, write=True,
-             hints=OVERWRITES),
+             hints=OVERWRITES, confirm=questions.forget_person),
     ToolSpec("undo_change", "write",
              "Undo one change (a note, rename, merge, split, forget or undo) by its id; undoing an undo redoes it.",
-             UndoArgs, undo_change, write=True, hints=OVERWRITES),
+             UndoArgs, undo_change, write=True, hints=OVERWRITES, confirm=questions.undo_change),
     ToolSpec("list_changes", "write",
              "The memory's change log, newest first: change id, when, who, through which front end, what.",
              ChangesArgs, list_changes, write=True, hints=READS_LOG),

@@ -24,7 +24,7 @@ from memtools.errors import MemtoolsError, ToolError
 
 # Module names under memtools.cli, in the order ``memtools --help`` lists them.
 COMMANDS = ("info", "importing", "tool", "build", "serve", "publish", "ask", "evaluate", "memdreamer", "check", "show",
-            "migrate", "changes")
+            "migrate", "changes", "exporting", "retention")
 
 
 def _version() -> str:

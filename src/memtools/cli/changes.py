@@ -44,9 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", default=None, help="the split-off entity's name")
     p.set_defaults(func=_split)
 
-    p = sub.add_parser("forget", help="remove a video from the memory (undoable)")
+    p = sub.add_parser("forget", help="remove a video from the memory (undoable; --purge: for good)")
     add_memory_arg(p)
     p.add_argument("video_id")
+    p.add_argument("--purge", action="store_true", help=(
+        "remove the video from every file of the memory folder for good, the change log's copies of it included "
+        "(also a video forgotten before); cannot be undone. Prints a JSON receipt of what was removed"))
     p.set_defaults(func=_forget)
 
     p = sub.add_parser("label-person", help="name a voice or face cluster, or a person (named by you: the "
@@ -59,6 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("forget-person", help="delete the voice and face vectors of a person (cannot be undone)")
     add_memory_arg(p)
     p.add_argument("target", help="a person lib/person_0001, or one cluster VIDEO/S1 or VIDEO/F1")
+    p.add_argument("--purge", action="store_true", help=(
+        "also write the memory's files again so that no byte of the vectors is left in them, and print a JSON "
+        "receipt"))
     p.set_defaults(func=_forget_person)
 
     p = sub.add_parser("log", help="the memory's change log: id, when, who, through which front end, what",
@@ -74,6 +80,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "front_end, action, summary, video_id, state (done, pending or abandoned), undoes and undone_by (a change "
         "id or null); nothing else goes to standard output (the notice of videos not in the memory goes to "
         "standard error)"))
+    from memtools.cli.reads import READS_HELP
+
+    p.add_argument("--reads", action="store_true", help=READS_HELP)
     p.set_defaults(func=_log)
 
     p = sub.add_parser("undo", help="undo one change (undoing an undo redoes it)")
@@ -120,7 +129,22 @@ def _split(args: argparse.Namespace) -> int:
 def _forget(args: argparse.Namespace) -> int:
     from memtools.changes import forget_video
 
-    return _run(args, lambda m: forget_video(m, args.video_id))
+    if not args.purge:
+        return _run(args, lambda m: forget_video(m, args.video_id))
+    return _purged(args, lambda m: forget_video(m, args.video_id, purge=True))
+
+
+def _purged(args: argparse.Namespace, action) -> int:
+    """A purge: one line, then its JSON receipt (``memtools.changes.purge``)."""
+    import json
+
+    from memtools.tools.caller import acting_as, owner
+
+    with open_memory(args.memory) as memory, acting_as(owner("cli")):
+        applied = action(memory)
+    print(f"{applied.change_id}: {applied.summary} (this cannot be undone; receipt: purges/{applied.change_id}.json)")
+    print(json.dumps(applied.receipt, indent=1, ensure_ascii=True))
+    return 0
 
 
 def _label_person(args: argparse.Namespace) -> int:
@@ -132,6 +156,9 @@ def _label_person(args: argparse.Namespace) -> int:
 def _forget_person(args: argparse.Namespace) -> int:
     from memtools.changes import forget_person
     from memtools.tools.caller import acting_as, owner
+
+    if args.purge:
+        return _purged(args, lambda m: forget_person(m, args.target, purge=True))
 
     with open_memory(args.memory) as memory, acting_as(owner("cli")):
         applied = forget_person(memory, args.target)
@@ -151,6 +178,10 @@ def _log(args: argparse.Namespace) -> int:
 
     from memtools.changes import change_log
 
+    if args.reads:  # the audit of reads (memtools serve --audit-reads)
+        from memtools.cli.reads import print_reads
+
+        return print_reads(args, min(max(1, args.limit), LOG_LIMIT))
     with open_memory(args.memory) as memory:
         entries = change_log(memory, min(max(1, args.limit), LOG_LIMIT), args.video)
     if args.json:

@@ -35,5 +35,6 @@ def run(args: argparse.Namespace) -> int:
     serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
           options=http_options(args), tool_prefix=args.tool_prefix, poll_seconds=args.poll_seconds,
           cache_dir=args.cache_dir, allow_writes=args.allow_writes, jobs=job_options(args),
-          structured_images=args.structured_images)
+          structured_images=args.structured_images, audit_reads=args.audit_reads, memories=args.memories,
+          config_file=args.search_config)
     return 0

@@ -9,7 +9,8 @@ server), so no process may write the file from what it alone remembers:
 
 - a change is a read-modify-write under ``jobs.json.lock`` (``memtools.jobs.book_file``): read
   the file, put this process's changed jobs over it (by ``job_id``: this process's change wins,
-  unless the file holds a copy with a newer ``updated_at``), write temp + rename. Not under the
+  unless the file holds a copy with a newer ``updated_at``; a cancel asked for in the file is never
+  lost that way: ``cancel_requested`` is kept), write temp + rename. Not under the
   memory's writers' lock: a build holds that one for minutes, and a job's progress (saved from
   inside that very build) or another server's ``add_video`` must not wait behind it;
 - readers (``get``, ``all``) re-read the file whenever its stamp (inode, size, mtime) changed,
@@ -32,7 +33,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 from pydantic.json_schema import SkipJsonSchema
@@ -45,8 +46,10 @@ T = TypeVar("T")
 
 JOBS_FILE = "jobs.json"
 KEEP_FINISHED = 200
-JobState = Literal["queued", "running", "done", "failed"]
+JobState = Literal["queued", "running", "done", "failed", "cancelled"]
 UNFINISHED = ("queued", "running")
+HIDDEN = ("owner", "before")
+"""Fields kept in ``jobs.json`` only, never shown to clients."""
 
 
 def utc_now() -> str:
@@ -75,8 +78,14 @@ class Job(BaseModel):
     created_at: str = Field(default_factory=utc_now)
     updated_at: str = Field(default_factory=utc_now)
     day: str = Field(default_factory=today, description="The UTC day its spending counts for")
+    cancel_requested: bool = Field(False, description=(
+        "A cancel was asked for: the build stops at its next safe point and the job ends cancelled, or done if "
+        "the video was written first"))
     owner: SkipJsonSchema[str | None] = Field(None, exclude=True, repr=False)
     """The process building it (``memtools.jobs.owners``): kept in ``jobs.json`` only, not shown to clients."""
+    before: SkipJsonSchema[dict[str, Any] | None] = Field(None, exclude=True, repr=False)
+    """What the memory held of the video before the build first ran (``memtools.builder.cancel.state_before``):
+    what a cancel restores."""
 
     @property
     def finished(self) -> bool:
@@ -88,14 +97,21 @@ class Job(BaseModel):
         head = f"job {self.job_id}: {self.state}"
         if self.state == "running":
             head += f" ({self.stage or 'starting'}, {self.progress:.0%})"
+        if self.cancel_requested and not self.finished:
+            head += ", cancelling (it stops at the next safe point)"
         lines = [head, f"  source: {self.source}", f"  video: {self.video_id or '(not read yet)'}",
                  f"  model calls: {self.calls} ({tokens}{cost})"]
         if self.runs > 1:
             lines.append(f"  resumed: started {self.runs} times (finished steps were kept)")
         if self.error:
             lines.append(f"  error: {self.error}")
+        if self.state == "done" and self.cancel_requested:
+            lines.append("  the cancel came too late: the video was written before the build reached a safe point "
+                         "(forget_video removes it)")
         if self.state == "done" and self.video_id:
             lines.append(f"  the video is in the memory: get_summary(video_id={self.video_id!r})")
+        elif self.state == "cancelled":
+            lines.append("  cancelled: nothing of this build was kept, the memory is as it was before it")
         elif not self.finished:
             lines.append(f"  follow it with get_job(job_id={self.job_id!r}, wait_seconds=30)")
         return "\n".join(lines)
@@ -139,7 +155,8 @@ def parse_book(raw: bytes) -> dict[str, Job]:
 
 
 def encode_book(jobs: dict[str, Job]) -> bytes:
-    rows = [{**j.model_dump(mode="json"), **({"owner": j.owner} if j.owner else {})} for j in jobs.values()]
+    rows = [{**j.model_dump(mode="json"), **{k: getattr(j, k) for k in HIDDEN if getattr(j, k) is not None}}
+            for j in jobs.values()]
     return json.dumps({"version": 1, "jobs": rows}, indent=1).encode("utf-8")
 
 
@@ -194,6 +211,7 @@ class JobBook:
                 if theirs is not None and theirs.updated_at > mine.updated_at:
                     self._dirty.discard(job_id)
                 else:
+                    mine.cancel_requested |= theirs is not None and theirs.cancel_requested  # a cancel is never lost
                     disk[job_id] = mine
             elif theirs is None and not mine.finished and mine.owner == self.owner.token:
                 disk[job_id] = mine
@@ -292,6 +310,33 @@ class JobBook:
                 return self._commit(change)
             self._refresh()
             return change()
+
+    def request_cancel(self, job_id: str) -> Job:
+        """Ask for the job to be cancelled (any process may). A queued job that never ran ends cancelled at once;
+        one that ran is left to its runner, which stops the build at its next safe point and undoes it. A finished
+        job is returned unchanged."""
+        def change() -> Job:
+            job = self._job(job_id)
+            if not job.finished and not job.cancel_requested:
+                job.cancel_requested, job.updated_at = True, utc_now()
+                if job.state == "queued" and job.runs == 0:
+                    job.state, job.stage = "cancelled", ""
+                self._dirty.add(job_id)
+            return job.model_copy()
+
+        return self._commit(change)
+
+    def begin_run(self, job_id: str) -> Job | None:
+        """The job marked running by this process (another run), or None when it ended meanwhile (a cancel)."""
+        def change() -> Job | None:
+            job = self._jobs.get(job_id)
+            if job is None or job.finished:
+                return None
+            job.state, job.runs, job.error, job.day, job.updated_at = "running", job.runs + 1, None, today(), utc_now()
+            self._dirty.add(job_id)
+            return job.model_copy()
+
+        return self._commit(change)
 
     def save(self) -> None:
         self._commit(lambda: None)

@@ -15,6 +15,11 @@ per UTC day is a ``Budget`` around each run, sized to what is left of both.
 Several servers may share one memory's jobs (``memtools.jobs.book``): each builds the jobs it
 owns (``memtools.jobs.owners``); an unfinished job whose server is gone is claimed by the next
 runner to start, or to take an ``add_video``, never by two.
+
+``cancel(job_id)`` (any process, through the shared book) marks the job; its build stops at the
+next safe point (``memtools.builder.cancel``), what it left is undone (the memory as before that
+video) and the job ends ``cancelled``. A cancel that comes once the video is being written is too
+late: the job ends ``done`` and says so.
 """
 
 from __future__ import annotations
@@ -29,11 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memtools.builder.cancel import BuildCancelled, state_before, undo_build, watching
 from memtools.builder.progress import STAGES, Progress, Snapshot
 from memtools.builder.settings import BuildSettings, vlm_from_settings
 from memtools.costs import PriceTable, Tally
 from memtools.errors import ConfigError, MemtoolsError
-from memtools.jobs.book import Job, JobBook, today
+from memtools.jobs.book import Job, JobBook
 from memtools.jobs.sources import SourcePolicy, SourceRefused, download, download_name
 from memtools.schema import slugify_video_id
 from memtools.store import Memory
@@ -152,7 +158,7 @@ class JobRunner:
         text = str(checked)
         self._adopt()  # a server stopped since this one started: its jobs are built here (and counted below)
         for job in self.book.unfinished():
-            if job.source == text and (video_id is None or job.video_id == video_id):
+            if job.source == text and (video_id is None or job.video_id == video_id) and not job.cancel_requested:
                 return job
         waiting = len(self.book.unfinished())
         if waiting >= self.limits.max_queued:
@@ -170,6 +176,13 @@ class JobRunner:
 
     def get(self, job_id: str) -> Job | None:
         return self.book.get(job_id)
+
+    def cancel(self, job_id: str) -> Job:
+        """Ask for the job to stop (``KeyError`` for an unknown id); returns it as it stands now (see the module's
+        text: a running build ends at its next safe point)."""
+        job = self.book.request_cancel(job_id)
+        self._notify()
+        return job
 
     def jobs(self) -> list[Job]:
         return self.book.all()
@@ -215,6 +228,8 @@ class JobRunner:
                 continue
             try:
                 self._run(job)
+            except BuildCancelled:
+                self._cancelled(job.job_id)
             except Exception as exc:  # the job fails in plain words; the server goes on
                 self._fail(job, exc)
 
@@ -231,17 +246,48 @@ class JobRunner:
             reason = f"the build failed unexpectedly ({type(exc).__name__}: {exc}); the server's log has details"
         self._update(job.job_id, state="failed", error=reason, stage="")
 
+    def _cancelled(self, job_id: str) -> None:
+        """The build stopped (or never started again): undo what it left, then the job is cancelled."""
+        job = self.book.get(job_id)
+        if job is None:
+            return
+        try:
+            if job.video_id is not None and job.before is not None:
+                undo_build(self.memory, job.video_id, job.before)
+            download = self.memory.path / "work" / "_jobs" / job_id
+            if download.is_dir():
+                import shutil
+
+                shutil.rmtree(download, ignore_errors=True)
+        except MemtoolsError as exc:
+            self._update(job_id, state="failed", stage="", error=f"cancelled, but what the build left could not be "
+                                                                 f"undone: {str(exc).splitlines()[0]}")
+            return
+        self._update(job_id, state="cancelled", stage="", error=None)
+
+    def _requested(self, job_id: str) -> bool:
+        job = self.book.get(job_id)
+        return job is None or job.cancel_requested
+
     def _run(self, job: Job) -> None:
         from memtools.builder import abuild_video
         from memtools.builder.budget import spending_limit
 
-        job = self._update(job.job_id, state="running", runs=job.runs + 1, error=None, day=today())
+        started = self.book.begin_run(job.job_id)
+        self._notify()
+        if started is None:  # cancelled while queued
+            return
+        if started.cancel_requested:  # asked while a stopped server's run was unfinished: undo that run
+            raise BuildCancelled("cancelled before the build started again")
+        job = started
         path = self._local_file(job)
         job = self.book.get(job.job_id) or job  # the video id of a download is known now
+        if job.before is None and job.video_id is not None:  # once, before the build first changes anything
+            job = self._update(job.job_id, before=state_before(self.memory, job.video_id))
         budget = self._budget(job)
         sink = _Sink(self, job, self.model)
         recognizer, speakers = self.speech(path) if self.speech is not None else (None, None)
-        with spending_limit(budget):
+        with spending_limit(budget), watching(lambda: self._requested(job.job_id)):
             report = asyncio.run(abuild_video(self.memory, self.vlm, path, video_id=job.video_id,
                                               config=self.settings.config, progress=Progress(sink),
                                               speech=recognizer, speakers=speakers))

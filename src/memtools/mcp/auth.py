@@ -51,14 +51,16 @@ MIN_TOKEN_CHARS = 32
 """The shortest static bearer token accepted (``secrets.token_urlsafe(32)`` gives 43 characters)."""
 
 
-def _read_token(option: str, env: str) -> bytes:
+def read_token(where: str, env: str) -> bytes:
+    """The secret token in environment variable ``env`` (refused, naming ``where`` it was asked for, when unset or
+    too short to resist guessing)."""
     token = os.environ.get(env, "").strip()
     make = f"`export {env}=$(python -c \"import secrets; print(secrets.token_urlsafe(32))\")`"
     if not token:
-        raise ConfigError(f"{option} {env}: the environment variable {env} is not set or empty; "
+        raise ConfigError(f"{where}: the environment variable {env} is not set or empty; "
                           f"set it to a long random secret, e.g. {make}")
     if len(token) < MIN_TOKEN_CHARS:
-        raise ConfigError(f"{option} {env}: the token in {env} has {len(token)} characters, too few to "
+        raise ConfigError(f"{where}: the token in {env} has {len(token)} characters, too few to "
                           f"resist guessing; use a random one of at least {MIN_TOKEN_CHARS}, e.g. {make}")
     return token.encode()
 
@@ -68,8 +70,8 @@ class StaticToken:
     ``write_env`` (``--write-token-env``) reads and writes (``memtools.mcp.permission``)."""
 
     def __init__(self, env: str | None, write_env: str | None = None) -> None:
-        self._read = _read_token("--auth-token-env", env) if env else None
-        self._write = _read_token("--write-token-env", write_env) if write_env else None
+        self._read = read_token(f"--auth-token-env {env}", env) if env else None
+        self._write = read_token(f"--write-token-env {write_env}", write_env) if write_env else None
         if self._read is not None and self._write is not None and hmac.compare_digest(self._read, self._write):
             raise ConfigError(f"--auth-token-env {env} and --write-token-env {write_env} hold the same token: give "
                               "the writers a token of their own, so a reader's token cannot write")
@@ -97,7 +99,7 @@ class IntrospectionVerifier:
     """Tokens of one issuer, checked at its introspection endpoint (see the module docstring)."""
 
     def __init__(self, issuer: str, audience: str | None = None, *,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 transport: httpx.BaseTransport | None = None, implicit_read: bool = True) -> None:
         parts = urlsplit(issuer)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigError(f"--auth-issuer {issuer!r}: give the issuer's URL, e.g. https://auth.example.com")
@@ -107,6 +109,7 @@ class IntrospectionVerifier:
                               "for an issuer on this machine, e.g. http://127.0.0.1:9000)")
         self.issuer = issuer.rstrip("/")
         self.audience = audience
+        self.implicit_read = implicit_read  # False with --memories: a token reads only the memories its scopes name
         self._client = httpx.Client(timeout=TIMEOUT, transport=transport)
         self._endpoint: str | None = None
         self._cache: dict[str, tuple[float, AccessToken | None]] = {}
@@ -131,7 +134,9 @@ class IntrospectionVerifier:
         import anyio.to_thread
 
         access = await anyio.to_thread.run_sync(self._verify, token)
-        return None if access is None else frozenset(access.scopes) | {READ_SCOPE}
+        if access is None:
+            return None
+        return frozenset(access.scopes) | ({READ_SCOPE} if self.implicit_read else set())
 
     def who(self, token: str) -> str:
         """The token's subject or client, as the issuer named them (from the cached answer)."""

@@ -26,6 +26,8 @@ class HttpOptions:
     insecure_no_auth: bool = False
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     max_client_connections: int = DEFAULT_PER_CLIENT
+    tokens_file: str | None = None  # --tokens-file (memtools.mcp.tokens_file), with --memories only
+    per_memory: bool = False  # --memories: scopes name memories; a token reads only what they name
 
 
 def authenticator(options: HttpOptions) -> Any:
@@ -37,10 +39,19 @@ def authenticator(options: HttpOptions) -> Any:
                           "issuer, the memtools:write scope says who may write)")
     if options.auth_audience and not options.auth_issuer:
         raise ConfigError("--auth-audience needs --auth-issuer")
+    if options.tokens_file:  # tokens that name their memories (memtools.mcp.tokens_file)
+        from memtools.mcp.tokens_file import TokensFile
+
+        if not options.per_memory:
+            raise ConfigError("--tokens-file names the memories each token may use: serve them with --memories DIR "
+                              "(one memory: --auth-token-env / --write-token-env)")
+        if options.auth_token_env or options.write_token_env or options.auth_issuer:
+            raise ConfigError("give either --tokens-file or --auth-token-env / --write-token-env / --auth-issuer")
+        return TokensFile(options.tokens_file)
     if options.auth_token_env or options.write_token_env:
         return StaticToken(options.auth_token_env, options.write_token_env)
     if options.auth_issuer:
-        return IntrospectionVerifier(options.auth_issuer, options.auth_audience)
+        return IntrospectionVerifier(options.auth_issuer, options.auth_audience, implicit_read=not options.per_memory)
     return None
 
 

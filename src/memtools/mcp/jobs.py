@@ -1,5 +1,5 @@
 """The build tools of a server started with ``--allow-root`` / ``--allow-urls``: ``add_video``, ``get_job``,
-``list_jobs`` and ``estimate_build``.
+``list_jobs``, ``cancel_job`` and ``estimate_build``.
 
 ``add_video`` checks the source and returns a job at once; the build runs on the server's
 ``JobRunner`` (``memtools.jobs``). ``get_job(job_id, wait_seconds)`` waits up to that long for
@@ -9,8 +9,13 @@ answered with: ``memtools.mcp.streaming``). When a job's video lands,
 the next of these calls sends ``notifications/resources/list_changed`` (a new summary resource)
 and, when a tool became usable, ``notifications/tools/list_changed``.
 
-MCP Tasks: on mcp 1.x, ``add_video`` is also a task-augmented call (``memtools.mcp.tasks``), with
-the same job behind it.
+``cancel_job(job_id)`` stops a job for clients without tasks: the build stops at its next safe
+point and what it left is undone (``memtools.jobs.runner``); it waits a little for that and
+answers the job as it then stands (``cancelled``, or ``done`` when the video was written first).
+
+MCP Tasks: ``add_video`` is also a task-augmented call, with the same job behind it: the
+experimental tasks of 2025-11-25 on mcp 1.x (``memtools.mcp.tasks``), the tasks extension on
+mcp 2.x (``memtools.mcp.task_extension``); both cancel through the same runner.
 
 Over HTTP, ``FloodGate`` answers an ``add_video`` call with 503 and ``Retry-After`` while the
 job queue is full (on stdio the call gets an error result saying when to try again).
@@ -34,7 +39,8 @@ from memtools.errors import MemtoolsError, VideoError
 from memtools.jobs import Job, JobList, JobRunner, JobsFull
 from memtools.mcp import permission
 from memtools.mcp.adapter import ERROR_KIND_META
-from memtools.mcp.sdk import Context
+from memtools.mcp.sdk import SDK_MAJOR, Context
+from memtools.mcp.tasks import AS_TASK
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +55,12 @@ to undo); the same source again while its job is unfinished is that job, and onc
 built again; a URL is fetched and a model called (open world)."""
 READ_ANNOTATIONS = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True,
                                    openWorldHint=False)
-JOB_TOOLS = ("add_video", "get_job", "list_jobs", "estimate_build")
+CANCEL_ANNOTATIONS = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=True,
+                                     openWorldHint=False)
+"""cancel_job: the build's checkpoints (paid model answers) are discarded and the job ends cancelled; a second
+call finds it ended and changes nothing."""
+CANCEL_WAIT_SECONDS = 10
+JOB_TOOLS = ("add_video", "get_job", "list_jobs", "cancel_job", "estimate_build")
 WRITE_TOOLS = JOB_TOOLS
 """The tools that start or follow writes, and estimate_build, which reads the allowed folders: the permission
 gate shows them only to callers that may write (``memtools.mcp.permission``)."""
@@ -109,7 +120,7 @@ class JobTools:
         self.announced: set[str] = {j.job_id for j in runner.jobs() if j.state == "done"}
         self.functions: dict[str, Callable[..., Any]] = {
             "add_video": self.add_video, "get_job": self.get_job, "list_jobs": self.list_jobs,
-            "estimate_build": self.estimate}
+            "cancel_job": self.cancel_job, "estimate_build": self.estimate}
         self.arguments = {name: _arguments_model(name, fn) for name, fn in self.functions.items()}
 
     def owns(self, name: str) -> bool:
@@ -183,6 +194,8 @@ class JobTools:
             return _error("busy", f"{exc}; try again in {exc.retry_after} s")
         except MemtoolsError as exc:
             return _error("bad-arguments", str(exc))
+        if AS_TASK.get():
+            wait_seconds = 0
         job = await self.follow(job, wait_seconds, ctx if wait_seconds else None)
         await self.announce(ctx)
         return _result(job, job.render())
@@ -200,6 +213,32 @@ class JobTools:
         job = await self.follow(job, wait_seconds, ctx)
         await self.announce(ctx)
         return _result(job, job.render())
+
+    async def cancel(self, job_id: str, wait_seconds: float, ctx: Any = None) -> tuple[Job, bool] | None:
+        """Ask for the job to stop and wait up to ``wait_seconds`` for it to end: (the job then, whether it had
+        ended before the cancel came), None for an unknown id."""
+        try:
+            job = await anyio.to_thread.run_sync(lambda: self.runner.cancel(job_id))
+        except KeyError:
+            return None
+        ended = job.finished and not job.cancel_requested
+        return await self.follow(job, 0 if ended else wait_seconds, ctx), ended
+
+    async def cancel_job(self, job_id: Annotated[str, Field(max_length=64, description="The id add_video returned")],
+                         wait_seconds: Annotated[float, Field(ge=0, le=MAX_WAIT_SECONDS, allow_inf_nan=False,
+                                                              description=(
+                             "Wait up to this long for the build to stop (at its next safe point)"))
+                         ] = CANCEL_WAIT_SECONDS,
+                         ctx: Context = None) -> Annotated[CallToolResult, Job]:
+        outcome = await self.cancel(job_id, wait_seconds, ctx)
+        if outcome is None:
+            known = ", ".join(j.job_id for j in self.runner.jobs()[-5:]) or "none yet"
+            return _error("not-found", f"no job {job_id!r}; job ids look like job_0123456789 (recent: {known}); "
+                                       "call list_jobs")
+        job, ended = outcome
+        head = (f"nothing to cancel: the job had already ended ({job.state})\n" if ended else
+                "" if job.finished else "the cancel is asked for; follow the job with get_job\n")
+        return _result(job, head + job.render())
 
     async def list_jobs(self, ctx: Context = None) -> Annotated[CallToolResult, JobList]:
         jobs = JobList(jobs=self.runner.jobs()[-50:])
@@ -244,9 +283,13 @@ def register_job_tools(server: Any, runner: JobRunner, prefix: str = "") -> JobT
                       "tools (get_summary, search_nodes, ...) work from then on. Call estimate_build first to see "
                       "what it will cost."),
         "get_job": (tools.get_job, READ_ANNOTATIONS,
-                    "The state of a build job (queued, running, done, failed), its progress, model calls, tokens, "
-                    "cost so far and, if it failed, why. wait_seconds waits for it to finish."),
+                    "The state of a build job (queued, running, done, failed, cancelled), its progress, model calls, "
+                    "tokens, cost so far and, if it failed, why. wait_seconds waits for it to finish."),
         "list_jobs": (tools.list_jobs, READ_ANNOTATIONS, "The build jobs of this memory, oldest first."),
+        "cancel_job": (tools.cancel_job, CANCEL_ANNOTATIONS,
+                       "Cancel a build job: it stops at its next safe point and nothing of it is kept (the memory is "
+                       "as before that video; its paid model answers are discarded). A video already written stays: "
+                       "the job then ends done and says so. Waits up to wait_seconds for the job to end."),
         "estimate_build": (tools.estimate, READ_ANNOTATIONS,
                            "What building videos would take, without calling a model: model calls, input/output "
                            "tokens, images, cost (from the price table) and wall time."),
@@ -257,7 +300,11 @@ def register_job_tools(server: Any, runner: JobRunner, prefix: str = "") -> JobT
     server.jobs = tools
     from memtools.mcp.tasks import enable_job_tasks
 
-    server.job_tasks = enable_job_tasks(server, tools)  # add_video as an MCP task, where the SDK has them
+    server.job_tasks = enable_job_tasks(server, tools)  # add_video as an MCP task: mcp 1.x
+    if SDK_MAJOR == 2:  # the tasks extension
+        from memtools.mcp.task_extension import enable_tasks_extension
+
+        enable_tasks_extension(server, tools)
     return tools
 
 

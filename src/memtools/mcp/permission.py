@@ -7,7 +7,9 @@ Writing is off unless the server starts with ``--allow-writes``; then:
 - with ``--auth-token-env VAR`` / ``--write-token-env VAR``: the first token reads, the second reads
   and writes (``memtools.mcp.auth.StaticToken``);
 - with ``--auth-issuer``: a token whose introspection answer has the scope ``memtools:write`` writes;
-  any other valid token reads (``memtools:read``, or no memtools scope at all).
+  any other valid token reads (``memtools:read``, or no memtools scope at all);
+- with ``--memories DIR`` (many memories), scopes name them: ``memtools:read:NAME``, ``memtools:write:NAME``
+  (``memtools.mcp.many.access``).
 
 The HTTP guard (``memtools.mcp.guard``) asks the authenticator for the token's scopes
 (``grant(token)``), sets the request's ``memtools.tools.caller.CALLER`` (front end ``mcp``, who:
@@ -39,7 +41,7 @@ as the SDK's transport answers any body over its default limit (4 MiB)."""
 def caller_of(scopes: frozenset[str] | None, who: str) -> Caller:
     """The MCP caller a request's granted scopes make (``None``: no authentication on this server)."""
     may_write = scopes is None or WRITE_SCOPE in scopes
-    return Caller("mcp", who, may_write=may_write)
+    return Caller("mcp", who, may_write=may_write, scopes=scopes)
 
 
 def request_caller(allow_writes: bool) -> Caller:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Literal
 
 from memtools.errors import ConfigError, MemtoolsError
-from memtools.jobs.arguments import job_options, make_runner
-from memtools.mcp.http import HttpOptions, authenticator, check_exposure, run_http
+from memtools.jobs.arguments import job_options
+from memtools.mcp.http import HttpOptions, authenticator, check_exposure
+from memtools.mcp.launch import job_runner, serve_on
 from memtools.mcp.server import _version, build_server
 from memtools.options import add_serve_arguments, resolve_memory
 from memtools.rerank.arguments import add_reranker_arg
@@ -28,7 +29,8 @@ log = logging.getLogger(__name__)
 def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
           verbose: bool = False, options: HttpOptions | None = None, tool_prefix: str = "",
           poll_seconds: float = 30.0, cache_dir: Path | None = None, allow_writes: bool = False,
-          jobs: dict | None = None, structured_images: bool = True) -> None:
+          jobs: dict | None = None, structured_images: bool = True, audit_reads: bool = False,
+          memories: str | os.PathLike | None = None, config_file: str | os.PathLike | None = None) -> None:
     """Serve the memory folder over stdio (default) or streamable HTTP at ``http://host:port/mcp``.
 
     ``memory`` may also be ``s3://bucket/prefix``, where ``memtools publish`` put the memory: the
@@ -44,7 +46,19 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
     Raises ``MemoryNotFound`` / ``IncompatibleMemory`` / ``ConfigError``
     before any client connects. Returns when
     the client closes stdin (stdio) or on Ctrl-C (HTTP).
+    ``audit_reads`` records every tool call in ``<memory>/reads.jsonl`` (``memtools.mcp.audit_reads``);
+    ``memories`` (a folder, with ``memory`` ``None``) serves every memory under it (``memtools.mcp.many``).
+    A memory folder's retention policy (its ``retention.json``, else ``config_file``'s ``retention_days``) is
+    applied at start and once a day (``memtools.changes.retention_daily``).
     """
+    if memories is not None:  # many memories behind one server
+        if memory is not None:
+            raise ConfigError("give --memory DIR (one memory) or --memories DIR (every memory under DIR), not both")
+        from memtools.mcp.many import serve_many
+
+        return serve_many(memories, http=http, host=host, port=port, verbose=verbose, options=options,
+                          tool_prefix=tool_prefix, allow_writes=allow_writes, jobs=jobs,
+                          structured_images=structured_images, audit_reads=audit_reads, config_file=config_file)
     if http:  # a refused exposure or a missing token fails before anything else
         check_exposure(host, authenticator(options or HttpOptions()), options or HttpOptions())
         if allow_writes and options is not None and options.auth_token_env and not options.write_token_env:
@@ -71,9 +85,9 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         provider, close, where = opened, opened.close, str(opened.path)
         warming = None
     try:
-        runner = _runner(provider, jobs) if jobs is not None and isinstance(provider, Memory) else None
+        runner = job_runner(provider, jobs) if jobs is not None and isinstance(provider, Memory) else None
         server = build_server(provider, log_level=level, tool_prefix=tool_prefix, allow_writes=allow_writes,
-                              jobs=runner, structured_images=structured_images)
+                              jobs=runner, structured_images=structured_images, audit_reads=audit_reads)
     except MemtoolsError:
         close()
         raise
@@ -84,31 +98,19 @@ def serve(memory: str | os.PathLike, *, http: bool = False, host: str = "127.0.0
         stop_jobs = None
     if isinstance(provider, Memory):
         warming = warm_up(provider)  # the first search then answers in well under a second after `initialize`
+    from memtools.changes.retention_daily import DailyRetention
+
+    retention = DailyRetention(provider, config_file).start() if isinstance(provider, Memory) else None
     try:
-        if not http:
-            server.run()
-            return
-        shown = f"[{host}]" if ":" in host else host
-        print(f"memtools MCP server for {where}: MCP at http://{shown}:{port}/mcp, "
-              f"browsable pages at http://{shown}:{port}/", file=sys.stderr, flush=True)
-        run_http(server, host, port, options)
+        serve_on(server, http, host, port, options, f"memtools MCP server for {where}")
     finally:
         if stop_jobs is not None:
             stop_jobs()  # a running build stays checkpointed; the next start resumes it
+        if retention is not None:
+            retention.close()
         if warming is not None:
             warming.join()  # it uses the memory: let it end before the memory closes
         close()
-
-
-def _runner(memory: Memory, jobs: dict):
-    """add_video's runner; without a usable model (none given, an unknown one, a budget without a price) a stand-in
-    whose add_video says what to set, so that the other tools are served all the same (``memtools.mcp.no_model``)."""
-    try:
-        return make_runner(memory, jobs)
-    except ConfigError as exc:
-        from memtools.mcp.no_model import runner_without_model
-
-        return runner_without_model(memory, jobs, exc)
 
 
 def http_options(args: argparse.Namespace) -> HttpOptions:
@@ -118,7 +120,8 @@ def http_options(args: argparse.Namespace) -> HttpOptions:
                        auth_issuer=args.auth_issuer,
                        auth_audience=args.auth_audience, insecure_no_auth=args.insecure_no_auth,
                        max_connections=args.max_connections,
-                       max_client_connections=args.max_client_connections)
+                       max_client_connections=args.max_client_connections,
+                       tokens_file=getattr(args, "tokens_file", None))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -142,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         serve(args.memory, http=args.transport == "http", host=args.host, port=args.port, verbose=args.verbose,
               options=http_options(args), tool_prefix=args.tool_prefix, poll_seconds=args.poll_seconds,
               cache_dir=args.cache_dir, allow_writes=args.allow_writes, jobs=job_options(args),
-              structured_images=args.structured_images)
+              structured_images=args.structured_images, audit_reads=args.audit_reads, memories=args.memories,
+              config_file=args.search_config)
     except MemtoolsError as exc:
         print(f"memtools-mcp: error: {exc}", file=sys.stderr)
         return 1

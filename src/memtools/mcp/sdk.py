@@ -94,9 +94,12 @@ def _refused(value: str) -> bool:
 class Server(_Base):
     """The SDK's server with one API on both majors (see the module docstring)."""
 
-    def __init__(self, *, name: str, title: str, instructions: str, version: str, log_level: str) -> None:
+    def __init__(self, *, name: str, title: str, instructions: str, version: str, log_level: str,
+                 cache_hints: Any = None) -> None:
+        """``cache_hints``: the ``ttlMs``/``cacheScope`` of cacheable results (2.x only: ``memtools.mcp.caching``)."""
         if SDK_MAJOR == 2:
-            super().__init__(name=name, title=title, instructions=instructions, version=version, log_level=log_level)
+            super().__init__(name=name, title=title, instructions=instructions, version=version, log_level=log_level,
+                             cache_hints=cache_hints)
         else:
             super().__init__(name=name, instructions=instructions, log_level=log_level)
             self._mcp_server.version = version
@@ -115,6 +118,8 @@ class Server(_Base):
         """Send ``notifications/tools/list_changed`` to the client of the request being handled (if it can get it)."""
         try:
             if SDK_MAJOR == 2:
+                if context is not None:  # to subscriptions/listen streams (2026-07-28), whose clients cache tools/list
+                    await context.notify_tools_changed()
                 session = context.session if context is not None else None
             else:
                 session = self.get_context().session
@@ -162,6 +167,15 @@ class Server(_Base):
             self._lowlevel_server.add_request_handler("logging/setLevel", SetLevelRequestParams, handler)
         else:
             self._mcp_server.set_logging_level()(func)
+
+    def add_extension(self, extension: Any) -> None:
+        """Serve an ``mcp.server.extension.Extension`` (mcp 2.x only: declared in ``capabilities.extensions``, its
+        methods added, its ``tools/call`` interceptor around the others'). 2.x takes extensions at construction; this
+        applies one later, the way its constructor does."""
+        if SDK_MAJOR != 2:
+            raise RuntimeError("MCP extensions need mcp 2.x")
+        self._apply_extension(extension)
+        self._install_extension_interceptor()
 
     def http_app(self) -> Any:
         """The Starlette app of streamable HTTP at ``/mcp`` (stateless; JSON responses, or an event stream for a request

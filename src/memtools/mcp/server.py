@@ -16,7 +16,7 @@ from mcp.types import Tool as MCPTool
 
 from memtools.changes.tool_specs import WRITE_TOOL_SPECS
 from memtools.errors import ConfigError
-from memtools.mcp import uris
+from memtools.mcp import caching, confirm, uris
 from memtools.mcp.adapter import (
     ERROR_KIND_META,
     META,
@@ -30,6 +30,7 @@ from memtools.mcp.adapter import (
     tool_function,
     unsendable,
 )
+from memtools.mcp.app import register_app, tool_meta
 from memtools.mcp.completions import register_completions
 from memtools.mcp.permission import request_caller
 from memtools.mcp.prompts import INSTRUCTIONS, WRITE_INSTRUCTIONS, prompt_problem, register_prompts
@@ -104,6 +105,8 @@ class MemtoolsServer(Server):
         self.jobs: Any = None  # the build tools (memtools.mcp.jobs.JobTools) when add_video is on
         self.job_tasks: Any = None  # add_video as an MCP task (memtools.mcp.tasks), on mcp 1.x
         self.structured_images = True
+        self.freshness = caching.Freshness(tools)  # what a write made stale, told to clients (2026-07-28)
+        self.audit: Any = None  # memtools.mcp.audit_reads.ReadsAudit with --audit-reads
 
     def spec_of(self, name: str) -> Any:
         """The ``ToolSpec`` a (prefixed) tool name stands for, or ``None``."""
@@ -149,7 +152,7 @@ class MemtoolsServer(Server):
                 out.append(t)
             elif spec.name not in hidden and (may_write or not spec.write):
                 out.append(MCPTool.model_validate({**t.model_dump(by_alias=True, exclude_none=True),
-                                                   "inputSchema": input_schema(spec)}))
+                                                   "inputSchema": confirm.published_schema(spec, input_schema(spec))}))
         return out
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -161,9 +164,14 @@ class MemtoolsServer(Server):
         if bad is not None:
             outcome = ToolOutcome.failure(sendable_text(name), "bad-arguments",
                                           NOT_UNICODE.format(name=bad[0], value=bad[1]))
-            return CallToolResult(content=[TextContent(type="text", text=outcome.text)], isError=True,
-                                  _meta={ERROR_KIND_META: "bad-arguments"})
-        return sendable(await self._call_tool(name, arguments, context))
+            result = CallToolResult(content=[TextContent(type="text", text=outcome.text)], isError=True,
+                                    _meta={ERROR_KIND_META: "bad-arguments"})
+        else:
+            result = sendable(await self._call_tool(name, arguments, context))
+        if self.audit is not None:  # --audit-reads: who read what (memtools.mcp.audit_reads)
+            tool = name[len(self.tool_prefix):] if name.startswith(self.tool_prefix) else name
+            await anyio.to_thread.run_sync(self.audit.record, request_caller(True).who, tool, arguments, result)
+        return result
 
     async def _call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         spec = self.spec_of(name)
@@ -185,12 +193,18 @@ class MemtoolsServer(Server):
             outcome = ToolOutcome.failure(spec.name, "forbidden", msg.WRITE_FORBIDDEN)
             return CallToolResult(content=[TextContent(type="text", text=outcome.text)], isError=True,
                                   _meta={ERROR_KIND_META: "forbidden"})
+        if spec.confirm is not None:  # the user agrees first (memtools.mcp.confirm)
+            gate = await confirm.gate(spec, self.memtools, arguments, self.request_context(context))
+            if gate.arguments is None:
+                return gate.result
+            arguments = gate.arguments
 
         def run() -> CallToolResult:
             with acting_as(caller):  # the worker thread runs as the request's caller (change log, permission)
                 return call(spec, self.memtools, arguments, structured_images=self.structured_images)
 
         result: CallToolResult = await anyio.to_thread.run_sync(run)
+        await self.freshness.after_call(context, caching.written(spec, result))
         await self._tell_if_tools_changed(context)
         return result
 
@@ -218,7 +232,7 @@ class MemtoolsServer(Server):
         run_http(self, host, port, options)
 
     async def list_resources(self) -> list[Resource]:
-        listed = await super().list_resources()
+        listed = [r for r in await super().list_resources() if not str(r.uri).startswith("ui://")]  # via tools
         try:
             def listed_videos() -> Any:
                 with held(self.memtools) as tools:
@@ -244,6 +258,8 @@ def build_server(
     allow_writes: bool = False,
     jobs: Any = None,
     structured_images: bool = True,
+    audit_reads: bool = False,
+    app: bool = True,
 ) -> MemtoolsServer:
     """The MCP server over ``memory``: every tool of ``TOOL_SPECS`` (read-only), resources, the ORA prompt,
     completions of their arguments; with ``allow_writes`` also the tools that change the memory
@@ -260,6 +276,8 @@ def build_server(
     ``add_video``, ``get_job``, ``list_jobs`` and ``estimate_build`` (``memtools.mcp.jobs``).
     ``structured_images=False`` leaves structured content out of the image results
     (``inspect_frames``, ``search_frames``): some clients drop a result's images when it has some.
+    ``audit_reads`` appends one line per tool call to ``<memory>/reads.jsonl`` (``memtools.mcp.audit_reads``).
+    ``app`` serves the timeline MCP App and links it from the tools it draws (``memtools.mcp.app``).
     """
     if tool_prefix and not TOOL_PREFIX.fullmatch(tool_prefix):
         raise ConfigError(f"--tool-prefix {tool_prefix!r}: use letters, digits, '_' or '-' (at most 32), "
@@ -272,18 +290,30 @@ def build_server(
     instructions += (f"\n\nOn this server every tool name starts with {tool_prefix!r}: call "
                      f"{tool_prefix}search_nodes for search_nodes, and so on." if tool_prefix else "")
     server = MemtoolsServer(tools, tool_prefix, allow_writes, name=name, title="memtools video memory",
-                            instructions=instructions, version=_version(), log_level=log_level)
+                            instructions=instructions, version=_version(), log_level=log_level,
+                            cache_hints=caching.cache_hints())
     server.structured_images = structured_images
+    if audit_reads:  # who read what, in <memory>/reads.jsonl (memtools.mcp.audit_reads)
+        if getattr(tools, "read_only", False):
+            raise ConfigError("--audit-reads writes reads.jsonl into the memory folder, and a read replica's folder "
+                              "is a downloaded copy replaced by each new version: audit where the memory is served "
+                              "from its folder")
+        from memtools.mcp.audit_reads import ReadsAudit
+
+        server.audit = ReadsAudit(tools.path)
     for spec in server.specs.values():
         server.add_tool(tool_function(spec, tools, structured_images=structured_images), name=tool_prefix + spec.name,
                         title=spec.name.replace("_", " ").capitalize(), description=spec.description,
-                        annotations=tool_annotations(spec.hints), meta=dict(META),
+                        annotations=tool_annotations(spec.hints),
+                        meta={**META, **(tool_meta(spec.name) if app else {})},
                         structured_output=structured_images or not returns_images(spec))
     if jobs is not None:
         from memtools.mcp.jobs import register_job_tools
 
         register_job_tools(server, jobs, tool_prefix)
     register_resources(server, tools)
+    if app:
+        register_app(server)
     register_prompts(server)
     register_completions(server, tools)
 

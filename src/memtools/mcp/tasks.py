@@ -7,13 +7,18 @@ or ``failed``, with the job's one-line summary as the status message), lists the
 ``tasks/list`` and reads the outcome with ``tasks/result`` (which waits until the job is
 finished, then gives the ``CallToolResult`` that ``get_job`` gives). There is one job behind
 both ways of calling, so a task survives a server restart as its job does (``jobs.json``),
-and ``get_job`` / ``list_jobs`` see it too. Cancelling is not offered: a build cannot be stopped
-halfway yet, so the capability does not list ``tasks/cancel``.
+and ``get_job`` / ``list_jobs`` see it too.
 
-Only on the mcp 1.x SDK, whose low-level server dispatches the ``tasks/*`` requests
-(``mcp.types.GetTaskRequest`` ...). mcp 2.x moved tasks out of the core protocol into an
-extension (``mcp.server.extension``) that no client speaks yet, so there ``add_video`` is a plain
-call; its job id plays the task id's part.
+``tasks/cancel`` stops the build at its next safe point and undoes what it left (the memory as
+before that video: ``memtools.jobs.runner``); it waits up to ``CANCEL_WAIT_SECONDS`` for the job
+to end and answers the task as it then stands: ``cancelled``, or ``completed`` when the video
+was written before a safe point came (the status message says the cancel came too late), or
+still ``working`` when the build has not reached a safe point yet. A task that had already ended
+is refused with invalid-params, as the specification asks ("already completed: ...").
+
+This module serves the mcp 1.x SDK, whose low-level server dispatches the ``tasks/*`` requests
+(``mcp.types.GetTaskRequest`` ...). mcp 2.x moved tasks out of the core protocol into the
+``io.modelcontextprotocol/tasks`` extension: ``memtools.mcp.task_extension`` serves that one.
 
 Tasks are memory-wide like jobs (not per session), and only a caller that may write sees them:
 the same rule as the build tools (``memtools.mcp.permission``).
@@ -22,6 +27,7 @@ the same rule as the build tools (``memtools.mcp.permission``).
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
 from datetime import datetime
 from typing import Any
 
@@ -30,7 +36,7 @@ from mcp import types
 
 from memtools.jobs import Job
 from memtools.mcp.permission import request_caller
-from memtools.mcp.sdk import SDK_MAJOR
+from memtools.mcp.sdk import SDK_MAJOR, protocol_error
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +45,22 @@ TTL_MS = 365 * 24 * 3600 * 1000
 """The retention a task reports: jobs stay in ``jobs.json`` with no expiry, but the SDK drops a ``null`` ttl (which
 would say "unlimited") from the wire, so a year stands for it."""
 RELATED_TASK = "io.modelcontextprotocol/related-task"
-STATUS = {"queued": "working", "running": "working", "done": "completed", "failed": "failed"}
+STATUS = {"queued": "working", "running": "working", "done": "completed", "failed": "failed",
+          "cancelled": "cancelled"}
+AS_TASK: ContextVar[bool] = ContextVar("memtools_add_video_as_task", default=False)
+"""Set while ``add_video`` answers a task-augmented call (mcp 2.x): it returns at once (the task is followed)."""
+CANCEL_WAIT_SECONDS = 30
+"""How long ``tasks/cancel`` waits for the build to reach a safe point before it answers."""
+
+
+def status_message(job: Job) -> str:
+    """The job's one-line summary, and for one that ended another way than asked, why."""
+    head = job.render().splitlines()[0]
+    if job.state == "done" and job.cancel_requested:
+        return head + " (the cancel came too late: the video was written before a safe point)"
+    if job.state == "failed" and job.error:
+        return f"{head}: {job.error}"
+    return head
 
 
 def _when(stamp: str) -> datetime:
@@ -49,15 +70,21 @@ def _when(stamp: str) -> datetime:
 def as_task(job: Job) -> types.Task:
     """The MCP task a build job is."""
     return types.Task(taskId=job.job_id, status=STATUS.get(job.state, "working"),
-                      statusMessage=job.render().splitlines()[0], createdAt=_when(job.created_at),
+                      statusMessage=status_message(job), createdAt=_when(job.created_at),
                       lastUpdatedAt=_when(job.updated_at), ttl=TTL_MS, pollInterval=POLL_MS)
 
 
 def _refuse(message: str, code: int = types.INVALID_PARAMS) -> Exception:
-    """The JSON-RPC error the SDK answers with (``McpError``: 1.x's name, imported here so 2.x never needs it)."""
-    from mcp.shared.exceptions import McpError
+    """The JSON-RPC error the SDK answers with."""
+    return protocol_error(code, message)
 
-    return McpError(types.ErrorData(code=code, message=message))
+
+def ended_already(job: Job) -> Exception:
+    """The refusal of a cancel for a task that had ended before it."""
+    state = STATUS.get(job.state, job.state)
+    what = ("the video is in the memory (forget_video removes it)" if job.state == "done" else
+            "nothing of the build was kept" if job.state == "cancelled" else "nothing of the build was written")
+    return _refuse(f"Cannot cancel task {job.job_id}: it already ended ({state}); {what}")
 
 
 class JobTasks:
@@ -105,6 +132,18 @@ class JobTasks:
         data["_meta"] = {**data.get("_meta", {}), RELATED_TASK: {"taskId": job.job_id}}
         return types.ServerResult(types.GetTaskPayloadResult.model_validate(data))
 
+    async def cancel(self, request: types.CancelTaskRequest) -> types.ServerResult:
+        """``tasks/cancel``: stop the build (at its next safe point), wait a little for it, answer the task then."""
+        if (job := self._job(request.params.taskId)).finished:
+            raise ended_already(job)
+        outcome = await self.tools.cancel(job.job_id, CANCEL_WAIT_SECONDS)
+        if outcome is None:
+            raise _refuse(f"Task not found: {job.job_id}")
+        job, ended = outcome
+        if ended:  # it ended in the meantime
+            raise ended_already(job)
+        return types.ServerResult(types.CancelTaskResult(**as_task(job).model_dump()))
+
     async def list(self, request: types.ListTasksRequest) -> types.ServerResult:  # noqa: ARG002 - one page
         if not request_caller(self.server.allow_writes).may_write:
             raise _refuse("tasks are build jobs, and this client may only read")
@@ -112,7 +151,7 @@ class JobTasks:
 
 
 def enable_job_tasks(server: Any, tools: Any) -> JobTasks | None:
-    """Serve ``add_video`` as a task on mcp 1.x (``None`` on 2.x: see the module's text)."""
+    """Serve ``add_video`` as a task on mcp 1.x (``None`` on 2.x: ``memtools.mcp.task_extension`` serves it there)."""
     if SDK_MAJOR != 1:
         return None
     tasks = JobTasks(server, tools)
@@ -127,5 +166,6 @@ def enable_job_tasks(server: Any, tools: Any) -> JobTasks | None:
     handlers[types.GetTaskRequest] = tasks.get
     handlers[types.GetTaskPayloadRequest] = tasks.result
     handlers[types.ListTasksRequest] = tasks.list
-    _ = lowlevel.experimental  # its capabilities now list tasks (tools/call, tasks/list)
+    handlers[types.CancelTaskRequest] = tasks.cancel
+    _ = lowlevel.experimental  # its capabilities now list tasks (tools/call, tasks/list, tasks/cancel)
     return tasks

@@ -10,8 +10,11 @@
 4. Outside the lock: the staged files go to ``versions/<NNNNNN>/files/`` (those the previous
    version has unchanged are copied inside the store instead of uploaded), then the version's
    ``SNAPSHOT.json`` (every file, size, sha256), and only then ``LATEST.json`` (one PUT).
-5. Versions beyond the newest ``keep`` ones, and versions of killed publishes (partial, or whole
-   but never pointed at), are deleted.
+5. Every other version that holds a video a purge removed (``memtools.replica.purged``: each version's
+   ``VIDEOS.json``, written before its ``SNAPSHOT.json``, lists its videos and the purges it was staged after)
+   is deleted; then versions beyond the newest ``keep`` ones, and versions of killed publishes (partial, or
+   whole but never pointed at). ``Published.purged`` holds what to record in each purge's receipt
+   (``memtools publish`` records it: ``memtools.changes.purge.update_receipt``).
 
 A publish killed at any point leaves ``LATEST.json`` at the previous version (readers serve it);
 the next publish numbers its version past the partial one and deletes it.
@@ -31,6 +34,7 @@ from pathlib import Path
 
 from memtools.errors import ConfigError, MemoryDamaged, MemtoolsError, StoreError
 from memtools.replica.bucket import Bucket
+from memtools.replica.purged import VIDEOS, contents_now, delete_holding, read_contents, read_receipts
 from memtools.replica.snapshot import (
     FILES,
     LATEST,
@@ -66,9 +70,16 @@ class Published:
     locked_seconds: float = 0.0  # how long writes were held off (the copy to the staging folder)
     uploaded: int = 0  # bytes sent; files the previous version has unchanged are copied inside the store
     removed: list[int] = field(default_factory=list)
+    purged: dict[str, dict] = field(default_factory=dict)
+    """By purge (change id): the record of what this publish deleted for it (``memtools.replica.purged``)."""
 
     def render(self) -> str:
         gone = f"; removed version(s) {', '.join(map(str, self.removed))}" if self.removed else ""
+        for cid, record in sorted(self.purged.items()):
+            deleted = record["versions_deleted"]
+            gone += (f"; purge {cid}: version(s) {', '.join(map(str, deleted))} holding its video(s) deleted "
+                     f"({record['objects_deleted']} object(s))" if deleted else
+                     f"; purge {cid}: no other version holds its video(s)")
         return (f"Published version {self.version} (generation {self.generation}) to {self.uri}: {self.files} file(s), "
                 f"{self.size / 1e6:.1f} MB ({self.uploaded / 1e6:.1f} MB uploaded, the rest unchanged) in "
                 f"{self.seconds:.1f} s (writes held off {self.locked_seconds:.2f} s)"
@@ -115,11 +126,15 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, full: boo
                     locked = time.perf_counter() - locked
                 fault_point("publish.staged")
                 previous = read_latest(bucket)
-                check_staged(staging, folder, previous)
+                videos = check_staged(staging, folder, previous)
+                receipts = read_receipts(staging, bucket.uri)
+                contents = contents_now(staging, videos, receipts,
+                                        read_contents(bucket, previous.version) if previous else None)
                 files = list_files(staging)
                 version = max([previous.version if previous else 0, *_versions(bucket)]) + 1
                 say(f"uploading version {version}: {len(files)} file(s), {sum(f.size for f in files) / 1e6:.1f} MB")
                 uploaded = _upload(bucket, staging, version, files, {} if full else _listed(bucket, previous))
+                bucket.write_bytes(f"{version_dir(version)}/{VIDEOS}", contents.to_json())
                 snapshot = Snapshot(version=version, generation=generation, memtools_version=__version__,
                                     created_at=now(), files=files)
                 bucket.write_bytes(f"{version_dir(version)}/{SNAPSHOT}", snapshot.to_json())
@@ -128,14 +143,18 @@ def publish(folder: str | Path, uri: str, *, keep: int = DEFAULT_KEEP, full: boo
                 fault_point("publish.latest")
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
+            others = [n for n, whole in _versions(bucket).items() if whole and n != version]  # prune: the rest
+            purged = delete_holding(bucket, receipts, others, now(), version) if receipts else {}
+            fault_point("publish.purged")
             removed = prune(bucket, version, keep, previous.version if previous else 0)
     return Published(bucket.uri, version, generation, len(files), snapshot.size, time.perf_counter() - started,
-                     locked, uploaded, removed)
+                     locked, uploaded, removed, purged)
 
 
-def check_staged(staging: Path, folder: Path, previous: Latest | None) -> None:
+def check_staged(staging: Path, folder: Path, previous: Latest | None) -> list[str]:
     """The checks of ``memtools check`` on the staged copy of ``folder``: ``MemoryDamaged`` naming what is wrong
-    when it is damaged (nothing is uploaded, and ``LATEST.json`` keeps naming ``previous``)."""
+    when it is damaged (nothing is uploaded, and ``LATEST.json`` keeps naming ``previous``); the copy's video ids
+    when it is whole."""
     from memtools.store import Memory
     from memtools.store.integrity.checker import check
 
@@ -143,12 +162,13 @@ def check_staged(staging: Path, folder: Path, previous: Latest | None) -> None:
     try:
         with Memory.open(staging) as copy:
             report = check(copy)
+            videos = copy.video_ids() if report.ok else []
     except MemtoolsError as exc:
         text = str(exc).replace(str(staging), str(folder))
         raise MemoryDamaged(f"refusing to publish the memory at {folder}: its copy cannot be opened ({text}); "
                             f"{kept}. Run `memtools check --memory {folder}`, then publish again") from exc
     if report.ok:
-        return
+        return videos
     first, more = report.problems[0], len(report.problems) - 1
     also = f" (and {more} more problem(s))" if more else ""
     fix = (f"Run `memtools repair --memory {folder}`" if any(p.repairable for p in report.problems)

@@ -32,9 +32,10 @@ KNOWN_FORMATS = (1,)
 """The formats of ``LATEST.json`` and ``SNAPSHOT.json`` this memtools reads; any other is refused."""
 VERSION_DIR = re.compile(r"\d{6,}")
 STAGING_PREFIX = ".publish-"
-SKIPPED_TOP = {"work", "memtools.lock", ".write-intent", ".write-journal", "publish.lock", "faces"}
-"""Top-level names never published: checkpoints of builds, the writers' lock, a write's intent and journal, and
-the face clusters (biometric data stays on the machine that found it: docs/faces.md)."""
+SKIPPED_TOP = {"work", "memtools.lock", ".write-intent", ".write-journal", "publish.lock", "faces", "reads.jsonl"}
+"""Top-level names never published: checkpoints of builds, the writers' lock, a write's intent and journal,
+the face clusters (biometric data stays on the machine that found it: docs/faces.md) and the audit log of
+reads (``memtools serve --audit-reads``: who asked what stays where it was asked)."""
 SKIPPED_SUFFIXES = (".tmp", ".part", "-journal", "-wal", "-shm", ".lock")
 """Temp files, and SQLite's side files (a SQLite catalog is copied whole through its backup API)."""
 SQLITE_HEADER = b"SQLite format 3\x00"

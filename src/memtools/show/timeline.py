@@ -69,6 +69,8 @@ def draw_timeline(view: dict[str, Any], out: str | os.PathLike | BinaryIO, *, me
         ax.spines[side].set_visible(False)
     ticks, labels = _ticks(duration)
     ax.set_xticks(ticks, labels, fontsize=8)
+    if duration - ticks[-1] < 0.03 * duration:  # a label at the right edge ends at its tick: none is cut off
+        ax.get_xticklabels()[-1].set_horizontalalignment("right")
     ax.grid(axis="x", color="#dddddd", linewidth=0.6)
     ax.set_axisbelow(True)
     px_per_sec = WIDTH_IN * DPI * 0.85 / duration

@@ -33,11 +33,14 @@ def _user() -> str:
 
 @dataclass(frozen=True)
 class Caller:
-    """``front_end``: ``python``, ``cli`` or ``mcp``; ``who``: a user, token subject or client; ``may_write``."""
+    """``front_end``: ``python``, ``cli`` or ``mcp``; ``who``: a user, token subject or client; ``may_write``;
+    ``scopes``: what an HTTP request's token was granted (``None``: not limited by a token; read by a server of many
+    memories, ``memtools.mcp.many``, where ``memtools:read:NAME`` names one)."""
 
     front_end: str
     who: str
     may_write: bool = False
+    scopes: frozenset[str] | None = None
 
 
 CALLER: ContextVar[Caller | None] = ContextVar("memtools_caller", default=None)

@@ -213,6 +213,11 @@ class ToolSpec:
     out of ``TOOL_SPECS`` (the read catalogue every front end builds its tools from) and listed in
     ``memtools.changes.tool_specs.WRITE_TOOL_SPECS``. What the tool does to the memory is ``hints``."""
     hints: Hints = READS
+    confirm: Callable[[MemoryTools, Any], str] | None = None
+    """For a change the user should agree to first (forget, merge, split, undo): the yes/no question naming exactly
+    what the call will do, made from the memory and the parsed arguments (it may raise ``ToolError`` for a wrong id).
+    The MCP server asks it of the user, or wants ``confirm: true`` (``memtools.mcp.confirm``); the Python API and
+    the CLI never ask (their caller is the user)."""
 
     def call(self, tools: MemoryTools, arguments: dict[str, Any] | BaseModel) -> Any:
         """Validate arguments with the spec's model and run the tool."""

@@ -43,8 +43,9 @@ function drawTimeline(view, opts) {
   });
   var step = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200]
     .filter(function (s) { return dur / s <= 10; })[0] || 86400;
-  for (var t = 0; t <= dur; t += step) {
-    root.appendChild(svg("text", {x: sx(t), y: H - 3, "font-size": 9, fill: "#777", "text-anchor": "middle"}, hms(t)));
+  for (var t = 0; t <= dur; t += step) {  // a label near the right edge ends at its tick, so it is not cut off
+    root.appendChild(svg("text", {x: sx(t), y: H - 3, "font-size": 9, fill: "#777",
+      "text-anchor": W - sx(t) < 24 ? "end" : "middle"}, hms(t)));
   }
   return root;
 }
@@ -68,25 +69,24 @@ function drawGraph(sub, marks) {
   cols.forEach(function (col, ci) {
     col[1].forEach(function (n, ri) { pos[n.id] = {x: CX[ci], y: 22 + ri * (BH + GAP), col: ci}; });
   });
-  var edges = svg("g");
+  var edges = svg("g"), taken = Object.keys(pos).map(function (id) {  // what a label must not cover
+    return [pos[id].x, pos[id].y, pos[id].x + BW, pos[id].y + BH]; });
   sub.edges.forEach(function (e) {
     var a = pos[e[0]], b = pos[e[1]];
     if (!a || !b) return;
-    var d, lx, ly, c = CAT[e[3]] || "#888";
+    var p, c = CAT[e[3]] || "#888", ay = a.y + BH / 2, by = b.y + BH / 2;
     if (a.col === b.col) {
       var side = a.col === 0 ? a.x : a.x + BW, bend = a.col === 0 ? -40 : 40;
-      d = "M" + side + "," + (a.y + BH / 2) + " C" + (side + bend) + "," + (a.y + BH / 2) + " " + (side + bend) + ","
-        + (b.y + BH / 2) + " " + side + "," + (b.y + BH / 2);
-      lx = side + bend * 0.8; ly = (a.y + b.y) / 2 + BH / 2;
+      p = [side, ay, side + bend, ay, side + bend, by, side, by];
     } else {
       var ax = a.col < b.col ? a.x + BW : a.x, bx = a.col < b.col ? b.x : b.x + BW, mx = (ax + bx) / 2;
-      d = "M" + ax + "," + (a.y + BH / 2) + " C" + mx + "," + (a.y + BH / 2) + " " + mx + "," + (b.y + BH / 2) + " "
-        + bx + "," + (b.y + BH / 2);
-      lx = mx; ly = (a.y + b.y) / 2 + BH / 2 - 2;
+      p = [ax, ay, mx, ay, mx, by, bx, by];
     }
+    var d = "M" + p[0] + "," + p[1] + " C" + p.slice(2, 4).join(",") + " " + p.slice(4, 6).join(",") + " " + p.slice(6).join(",");
     edges.appendChild(svg("path", {d: d, stroke: c, "marker-end": "url(#arrow-" + (CAT[e[3]] ? e[3] : "hierarchy") + ")"},
       svg("title", {}, short(e[0]) + " -" + e[2] + "-> " + short(e[1]) + (e[4] ? ": " + e[4] : ""))));
-    edges.appendChild(svg("text", {x: lx, y: ly, "class": "elabel", "text-anchor": "middle"}, e[2]));
+    var at = labelPlace(p, String(e[2]).length * 6.4 + 4, taken, W, H);
+    edges.appendChild(svg("text", {x: at[0], y: at[1], "class": "elabel", "text-anchor": "middle"}, e[2]));
   });
   cols.forEach(function (col, ci) {
     col[1].forEach(function (n) {
@@ -101,6 +101,31 @@ function drawGraph(sub, marks) {
   });
   root.insertBefore(edges, root.childNodes[1]);
   return el("div", {"class": "graph"}, root);
+}
+
+/* Where an edge's label goes: the first spot along its curve (cubic Bezier ``p``), from the middle outwards and
+   then a line above or below, whose box (``w`` wide, estimated from the 9px font) covers no node and no label
+   already placed; ``taken`` gains the box. Labels used to sit at the middle only, on top of one another. */
+function labelPlace(p, w, taken, W, H) {
+  function at(t) {
+    var u = 1 - t, k = [u * u * u, 3 * u * u * t, 3 * u * t * t, t * t * t];
+    return [k[0] * p[0] + k[1] * p[2] + k[2] * p[4] + k[3] * p[6], k[0] * p[1] + k[1] * p[3] + k[2] * p[5] + k[3] * p[7]];
+  }
+  function boxOf(x, y) { return [x - w / 2, y - 9, x + w / 2, y + 3]; }
+  function free(b) {
+    var inside = b[0] >= 0 && b[2] <= W && b[1] >= 0 && b[3] <= H;
+    return inside && !taken.some(function (o) { return b[0] < o[2] && o[0] < b[2] && b[1] < o[3] && o[1] < b[3]; });
+  }
+  var first = at(0.5), shifts = [0, -11, 11, -22, 22];
+  for (var i = 0; i < shifts.length; i++) {
+    var ts = [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.12, 0.88, 0.06, 0.94];
+    for (var j = 0; j < ts.length; j++) {
+      var q = at(ts[j]), b = boxOf(q[0], q[1] + shifts[i] + 2);
+      if (free(b)) { taken.push(b); return [q[0], q[1] + shifts[i] + 2]; }
+    }
+  }
+  taken.push(boxOf(first[0], first[1]));
+  return first;
 }
 
 /* ``macro`` gives the times of nodes that have none of their own (entities live in the whole macro event) */

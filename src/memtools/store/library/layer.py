@@ -343,12 +343,19 @@ def _set_aside(folder: Path, seed: Seed) -> None:
         new.unlink(missing_ok=True)
         if old.exists() or old.is_symlink():
             os.replace(old, new)
+    rows, _ = seed
+    seed_layer(folder, seed)
+    log.warning("the library layer of %s was set aside as %s; computing it again (%d library ids kept)",
+                folder, aside.name, len(rows))
+
+
+def seed_layer(folder: Path, seed: Seed) -> None:
+    """Record ``seed`` (``ids`` rows, next numbers) without a generation: the next write computes the layer with
+    those library ids (a damaged layer set aside; a new memory an export is imported into, ``memtools.archive``)."""
     rows, counters = seed
     with _transaction(folder) as conn:
         conn.executemany("INSERT OR REPLACE INTO ids VALUES (?,?,?,?)", rows)
         conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", [*counters.items(), ("layout", LAYOUT)])
-    log.warning("the library layer of %s was set aside as %s; computing it again (%d library ids kept)",
-                folder, aside.name, len(rows))
 
 
 def _embedder(memory: MemoryParts, cache: dict[str, object] | None = None) -> Embed:
