@@ -117,6 +117,15 @@ def delete(work: Path, engine: str) -> Prepared:
     return Prepared(["delete-videos", "--memory", "{memory}", *(f"vid{v:02d}" for v in range(0, 24, 3))], base=base)
 
 
+def purge(work: Path, engine: str) -> Prepared:
+    """``forget --purge`` (issue 47): the video leaves every file. Run again after a kill that let it finish, it is
+    refused as purged already; after every run the video's caption sentences are in no file of the memory."""
+    base = _imported(work, engine, str(work / "a.json"), "a")
+    sentences = json.loads((work / "a.json").read_text())["vid03"]["sentences"]
+    return Prepared(["forget", "--memory", "{memory}", "vid03", "--purge"], base=base,
+                    done_when=["was purged already"], verify=["bytes-gone", "--memory", "{memory}", *sentences])
+
+
 def repair(work: Path, engine: str) -> Prepared:
     """A memory whose lance table of nodes is gone (derivable from the graph)."""
     base = work / f"base-damaged-{engine}"
@@ -237,5 +246,5 @@ def audit_replace(work: Path, engine: str) -> Prepared:
 
 OPS: dict[str, Callable[[Path, str], Prepared]] = {
     "import-fresh": import_fresh, "import-replace": import_replace, "build": build, "delete": delete,
-    "repair": repair, "migrate": migrate, "publish": publish, "follow": follow, "merge": merge}
+    "repair": repair, "migrate": migrate, "publish": publish, "follow": follow, "merge": merge, "purge": purge}
 AUDIT: dict[str, Callable[[Path, str], Prepared]] = {"audit-fresh": audit_fresh, "audit-replace": audit_replace}

@@ -115,6 +115,15 @@ def _ranking(hits) -> dict:
     return {"scores": scores, "above": sorted(h.id for h, s in zip(hits, scores, strict=True) if s > scores[-1])}
 
 
+def bytes_gone(memory: str, texts: list[str]) -> tuple[int, str]:
+    """``bytes-gone``: none of these texts is in the raw bytes of any file under the memory (a purge's proof;
+    ``purge_support.holders`` also reads the zlib blobs of the SQLite files)."""
+    from purge_support import holders
+
+    found = {text: where for text, where in holders(Path(memory), {t: t.encode() for t in texts}).items() if where}
+    return (1, f"still in the memory's files: {found}") if found else (0, "")
+
+
 def cli(args: list[str], isolated: bool = False) -> tuple[int, str]:
     """One ``memtools`` command line: (exit status, stdout and stderr). In this process, or in a
     child (``isolated``: a command that may change the memory's graph engine, which this process
@@ -128,6 +137,8 @@ def cli(args: list[str], isolated: bool = False) -> tuple[int, str]:
         return delete_videos(args[2], args[3:]), ""
     if args[0] == "replica-equals":
         return replica_equals(args[2], args[3])
+    if args[0] == "bytes-gone":
+        return bytes_gone(args[2], args[3:])
     from memtools.cli import main
 
     out = io.StringIO()
