@@ -156,5 +156,6 @@ def console_errors(driver) -> list[dict]:
 
 
 NO_CHROMIUM = ("needs Debian's chromium and chromium-driver (.ci/run installs them: "
-               "apt-get install -y chromium chromium-driver)")
-HAVE_CHROMIUM = CHROMIUM is not None and CHROMEDRIVER.exists()
+               "apt-get install -y chromium chromium-driver) and selenium (in memtools[dev]; scripts/test-mcp2.sh's "
+               "venv has none)")
+HAVE_CHROMIUM = CHROMIUM is not None and CHROMEDRIVER.exists() and importlib.util.find_spec("selenium") is not None
