@@ -118,6 +118,7 @@ def _ranking(hits) -> dict:
 def bytes_gone(memory: str, texts: list[str]) -> tuple[int, str]:
     """``bytes-gone``: none of these texts is in the raw bytes of any file under the memory (a purge's proof;
     ``purge_support.holders`` also reads the zlib blobs of the SQLite files)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: purge_support
     from purge_support import holders
 
     found = {text: where for text, where in holders(Path(memory), {t: t.encode() for t in texts}).items() if where}

@@ -234,7 +234,7 @@ class MemoryWrites(WriterLock, VideoWrites):
                 frames.info.model_dump() if frames.info is not None else None, frames=swap,
                 replaced=replaced, kept=sorted(old), command=kept.command_line())
             fault_point("write-start")
-            recovery.begin(cast("MemoryParts", self), journal)
+            recovery.begin(cast("MemoryParts", self), journal, kuzu)
             # Lance first: kuzu 0.11.3 loses existing edges when a transaction that ran
             # COPY Rel is rolled back by hand, so everything that can fail happens before
             # the kuzu transaction, which then only copies validated rows and commits.
@@ -323,7 +323,7 @@ class MemoryWrites(WriterLock, VideoWrites):
             keyframes = self.keyframes
             tables = recovery.versions(cast("MemoryParts", self))
             journal = recovery.Journal("delete", [video_id], tables, manifest.generation)
-            recovery.begin(cast("MemoryParts", self), journal)
+            recovery.begin(cast("MemoryParts", self), journal, kuzu)
             try:
                 self._vectors.delete_videos([video_id])
                 self._entities.replace_videos([video_id], [])

@@ -21,7 +21,7 @@ from memtools.store.file_lock import try_lock, unlock
 from memtools.store.graph.cypher import writer_pool_mb
 from memtools.store.integrity import checker as integrity
 from memtools.store.integrity.checker import INTENT_FILE, LOCK_FILE
-from memtools.store.writes import frame_swap, recovery, write_checks
+from memtools.store.writes import engine_log, frame_swap, recovery, write_checks
 
 if TYPE_CHECKING:
     from memtools.store.base import GraphEngine, GraphStore
@@ -166,6 +166,7 @@ class WriterLock:
             intent.touch()
             try:
                 self._release_graph()
+                engine_log.discard_log(self.path, self.graph_file, self.graph_engine.name)
                 deadline = time.monotonic() + self.write_timeout
                 graph = None
                 while graph is None:

@@ -77,6 +77,7 @@ class Journal:
     replaced: list[str] | None = None  # the videos listed as ready before the write (None: a journal of 0.1)
     kept: list[str] | None = None  # the replaced videos whose old version is in ``.write-kept``
     command: str | None = None  # the memtools command that wrote (what a user runs again), if any
+    clean_log: bool = False  # the graph's log held nothing when the write began (``discard_log`` may drop it)
 
 
 def versions(memory: MemoryParts) -> dict[str, int | None]:
@@ -86,8 +87,13 @@ def versions(memory: MemoryParts) -> dict[str, int | None]:
             "keyframes": keyframes.version() if keyframes is not None else None}
 
 
-def begin(memory: MemoryParts, journal: Journal) -> None:
-    """Record ``journal`` durably before the write changes anything."""
+def begin(memory: MemoryParts, journal: Journal, graph: GraphStore | None = None) -> None:
+    """Record ``journal`` durably before the write changes anything. With the write's ``graph``, what the engine
+    still logs of earlier commits is checkpointed first, so that its log then holds this write only
+    (``clean_log``; ``discard_log``)."""
+    if graph is not None:
+        _run(graph, "CHECKPOINT")
+        journal.clean_log = True
     path = memory.path / JOURNAL
     tmp = path.with_name(JOURNAL + ".tmp")
     with open(tmp, "w", encoding="utf-8") as out:
@@ -128,9 +134,12 @@ def commit_mark(memory: MemoryParts, graph: GraphStore, journal: Journal) -> Non
                 graph.rollback()
             raise
         graph.commit()
+        fault_point("graph-marked")
+        _run(graph, "CHECKPOINT")  # the write's graph part leaves the log before anything else is written
     except Exception:
         recover(memory, graph)
         raise
+
 
 
 def _marked(graph: GraphStore) -> str | None:
