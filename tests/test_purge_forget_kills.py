@@ -10,17 +10,9 @@ from pathlib import Path
 from memtools.changes import change_log
 from memtools.store import Memory
 from purge_support import EMBEDDER
-from test_purge_bytes import child
+from test_purge_bytes import _memory, child
 
 CLI = "import sys; from memtools.cli import main; sys.exit(main(sys.argv[1:]))"
-
-
-def _memory(tmp_path: Path) -> Path:
-    folder = tmp_path / "m"
-    done = child("-c", "import sys, purge_support as s; s.build(__import__('pathlib').Path(sys.argv[1]), 'kuzu')",
-                 str(folder))
-    assert done.returncode == 0, done.stderr[-2000:]
-    return folder
 
 
 def _later_write(folder: Path) -> None:
