@@ -50,6 +50,7 @@ from memtools.store.tables import faces, keyframe_vectors, voices
 from memtools.store.tables.entities import entity_rows
 from memtools.store.tables.payload import index_rows
 from memtools.store.writes import frame_swap, kept, recovery, write_checks
+from memtools.store.writes.held_vectors import held_vectors
 from memtools.store.writes.lock import WriterLock
 from memtools.store.writes.recording_times import stamp_times, time_entries, times_of
 from memtools.wallclock import RecordingRule
@@ -303,10 +304,14 @@ class MemoryWrites(WriterLock, VideoWrites):
             owed.settle(self.path, ids)  # videos a recovery had to remove are whole again
 
     def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
-        """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot)."""
+        """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot),
+        and a text the memory already holds keeps the vector it has."""
         if len(cache) > EMBED_CACHE_TEXTS:  # bounded: a stream of any length keeps memory flat
             cache.clear()
         unique = [t for t in dict.fromkeys(row["text"] for row in rows) if t not in cache]
+        if unique:  # one text, one vector in one memory (memtools.store.writes.held_vectors)
+            cache.update(held_vectors((self._vectors.nodes(), self._entities.table()), unique))
+            unique = [t for t in unique if t not in cache]
         for i in range(0, len(unique), EMBED_BATCH):
             chunk = unique[i:i + EMBED_BATCH]
             cache.update(zip(chunk, self.embedder.embed_documents(chunk), strict=True))
