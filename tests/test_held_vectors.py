@@ -78,3 +78,22 @@ def test_a_text_the_memory_does_not_hold_is_embedded(tmp_path):
         assert "parrot" in row["text"]
         fresh = embedder.embed_documents([row["text"]])[0]
         assert float(np.dot(np.asarray(row["vector"], dtype=np.float32), fresh)) > 0.999
+
+
+def test_vectors_of_another_dimension_or_an_unreadable_table_are_never_reused(tmp_path):
+    import lancedb
+
+    from memtools.store.writes.held_vectors import held_vectors
+
+    table = lancedb.connect(str(tmp_path)).create_table(
+        "nodes", [{"text": "a cup", "vector": np.ones(8, dtype=np.float32).tolist()}])
+    assert set(held_vectors([table], ["a cup", "a pan"], 8)) == {"a cup"}
+    assert held_vectors([table], ["a cup"], 64) == {}  # another model's vectors
+
+    class Broken:
+        name = "entities"
+
+        def to_lance(self):
+            raise OSError("lance: not found: data/0001.lance")
+
+    assert set(held_vectors([Broken(), table], ["a cup"], 8)) == {"a cup"}  # the next table still answers

@@ -207,8 +207,10 @@ class MemoryWrites(WriterLock, VideoWrites):
                 raise StoreError(f"refusing to write an inconsistent graph: {exc}") from exc
         stamp_times(graphs, self.recording_rule)
         rows = index_rows(graphs)
+        self._reuse_held(rows, vectors)
         self._embed_rows(rows, vectors)
         profiles = entity_rows(graphs, {row["id"]: row["vector"] for row in rows if row["kind"] == "entity"})
+        self._reuse_held(profiles, vectors)
         self._embed_rows(profiles, vectors)
         frames = keyframe_vectors.frame_rows(self.path, graphs, self.image_embedder, staged)
         swap = frame_swap.plan(self.path, self.frames_dir, graphs, staged)
@@ -303,15 +305,23 @@ class MemoryWrites(WriterLock, VideoWrites):
                 recovery.end(cast("MemoryParts", self))
             owed.settle(self.path, ids)  # videos a recovery had to remove are whole again
 
+    def _reuse_held(self, rows: list[dict], cache: dict[str, object]) -> None:
+        """Put in ``cache`` the vectors the memory holds for the texts of ``rows``: one text, one vector
+        in one memory (``memtools.store.writes.held_vectors``). Repairs embed afresh: they distrust the tables."""
+        texts = [t for t in dict.fromkeys(row["text"] for row in rows) if t not in cache]
+        if not texts:
+            return
+        try:
+            tables = (self._vectors.nodes(), self._entities.table())
+        except StoreError:
+            return  # the write opens them itself, after any recovery, and says what is wrong
+        cache.update(held_vectors(tables, texts, self.embedder.dim))
+
     def _embed_rows(self, rows: list[dict], cache: dict[str, object]) -> None:
-        """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot),
-        and a text the memory already holds keeps the vector it has."""
+        """Set ``row["vector"]`` from its text; each distinct text is embedded once (captions repeat a lot)."""
         if len(cache) > EMBED_CACHE_TEXTS:  # bounded: a stream of any length keeps memory flat
             cache.clear()
         unique = [t for t in dict.fromkeys(row["text"] for row in rows) if t not in cache]
-        if unique:  # one text, one vector in one memory (memtools.store.writes.held_vectors)
-            cache.update(held_vectors((self._vectors.nodes(), self._entities.table()), unique))
-            unique = [t for t in unique if t not in cache]
         for i in range(0, len(unique), EMBED_BATCH):
             chunk = unique[i:i + EMBED_BATCH]
             cache.update(zip(chunk, self.embedder.embed_documents(chunk), strict=True))
