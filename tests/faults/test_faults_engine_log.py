@@ -71,3 +71,44 @@ def test_a_killed_delete_leaves_its_log_which_is_dropped_and_the_delete_rolled_b
     with Memory.open(folder, TestEmbedder(64)) as memory:
         assert memory.delete_video("v3")  # the same delete again, uninterrupted
     assert _edges(folder) == {vid: n for vid, n in before.items() if vid != "v3"}
+
+
+def test_a_checkpoint_cut_short_puts_the_graph_back_as_the_delete_found_it(tmp_path, caplog):
+    """A kill inside the checkpoint of a delete leaves kuzu's shadow pages, which kuzu 0.11.3 finishes with other
+    videos' edges lost. Here the writer is killed once its mark is committed (the delete and the mark in the log,
+    the checkpoint not begun) and the shadow pages of a checkpoint cut short are laid beside the graph: the
+    writer's copy of the graph as the delete found it is put back instead, and the delete rolled back whole."""
+    folder = tmp_path / "mem"
+    with Memory.create(folder, TestEmbedder(64)) as memory:
+        memory.write_videos([kitchen_graph(f"v{i}") for i in range(6)])
+    before = _edges(folder)
+    env = {**os.environ, "PYTHONPATH": str(SRC), "MEMTOOLS_FAULT_POINT": "graph-marked:1"}
+    done = subprocess.run([sys.executable, "-c", KILLED_DELETE, str(folder), "v3"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == -9, done.stderr[-2000:]
+    snapshots = list(folder.glob(".memtools-graph-before-*"))
+    assert len(snapshots) == 1 and (folder / "graph.kuzu.wal").exists()
+    (folder / "graph.kuzu.shadow").write_bytes(os.urandom(4096 * 3))  # the checkpoint, cut short
+    with Memory.open(folder, TestEmbedder(64)) as memory:
+        memory.recover_if_left()
+        assert memory.video_ids() == [f"v{i}" for i in range(6)]
+    assert "the graph as the write found it was put back" in caplog.text
+    assert not [p.name for p in folder.iterdir() if p.name.startswith(".memtools-graph-")
+                or p.name.startswith("graph.kuzu.")]
+    assert _edges(folder) == before
+    with Memory.open(folder, TestEmbedder(64)) as memory:
+        assert memory.delete_video("v3")  # the same delete again, uninterrupted: no copy is left behind
+    assert _edges(folder) == {vid: n for vid, n in before.items() if vid != "v3"}
+    assert not list(folder.glob(".memtools-graph-*"))
+
+
+def test_a_snapshot_of_no_pending_write_is_removed_and_never_put_back(tmp_path):
+    folder = tmp_path / "mem"
+    with Memory.create(folder, TestEmbedder(64)) as memory:
+        memory.write_videos([kitchen_graph(f"v{i}") for i in range(2)])
+    before = _edges(folder)
+    (folder / ".memtools-graph-before-0123abcd").write_bytes(b"not a graph")  # a kill after the write ended
+    with Memory.open(folder, TestEmbedder(64)) as memory:
+        assert memory.delete_video("v1")
+    assert not list(folder.glob(".memtools-graph-*"))
+    assert _edges(folder) == {"v0": before["v0"]}

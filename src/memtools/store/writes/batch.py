@@ -49,7 +49,7 @@ from memtools.store.library import layer as library
 from memtools.store.tables import faces, keyframe_vectors, voices
 from memtools.store.tables.entities import entity_rows
 from memtools.store.tables.payload import index_rows
-from memtools.store.writes import frame_swap, kept, recovery, write_checks
+from memtools.store.writes import engine_log, frame_swap, kept, recovery, write_checks
 from memtools.store.writes.held_vectors import held_vectors
 from memtools.store.writes.lock import WriterLock
 from memtools.store.writes.recording_times import stamp_times, time_entries, times_of
@@ -238,6 +238,8 @@ class MemoryWrites(WriterLock, VideoWrites):
                 replaced=replaced, kept=sorted(old), command=kept.command_line())
             fault_point("write-start")
             recovery.begin(cast("MemoryParts", self), journal, kuzu)
+            if existing:  # it deletes from the graph: a cut-short checkpoint puts this back (engine_log)
+                engine_log.snapshot(self.path, self.graph_file, self.graph_engine.name, journal.token)
             # Lance first: kuzu 0.11.3 loses existing edges when a transaction that ran
             # COPY Rel is rolled back by hand, so everything that can fail happens before
             # the kuzu transaction, which then only copies validated rows and commits.
@@ -339,6 +341,7 @@ class MemoryWrites(WriterLock, VideoWrites):
             tables = recovery.versions(cast("MemoryParts", self))
             journal = recovery.Journal("delete", [video_id], tables, manifest.generation)
             recovery.begin(cast("MemoryParts", self), journal, kuzu)
+            engine_log.snapshot(self.path, self.graph_file, self.graph_engine.name, journal.token)
             try:
                 self._vectors.delete_videos([video_id])
                 self._entities.replace_videos([video_id], [])

@@ -166,6 +166,7 @@ class WriterLock:
             intent.touch()
             try:
                 self._release_graph()
+                engine_log.restore_snapshot(self.path, self.graph_file)
                 engine_log.discard_log(self.path, self.graph_file, self.graph_engine.name)
                 deadline = time.monotonic() + self.write_timeout
                 graph = None

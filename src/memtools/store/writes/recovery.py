@@ -48,7 +48,7 @@ from memtools.store.faults import fault_point
 from memtools.store.integrity import checker as integrity
 from memtools.store.library import layer as library
 from memtools.store.problems import Problem
-from memtools.store.writes import frame_swap, kept
+from memtools.store.writes import engine_log, frame_swap, kept
 from memtools.store.writes.recording_times import times_of
 
 if TYPE_CHECKING:
@@ -108,6 +108,7 @@ def end(memory: MemoryParts) -> None:
     """The write is whole in every part (or undone): forget its journal, then the old versions it kept."""
     (memory.path / JOURNAL).unlink(missing_ok=True)
     kept.drop(memory.path)
+    engine_log.drop_snapshots(memory.path)
 
 
 def ensure_mark(graph: GraphStore) -> None:
@@ -136,6 +137,7 @@ def commit_mark(memory: MemoryParts, graph: GraphStore, journal: Journal) -> Non
         graph.commit()
         fault_point("graph-marked")
         _run(graph, "CHECKPOINT")  # the write's graph part leaves the log before anything else is written
+        engine_log.drop_snapshots(memory.path)  # and the graph as the write found it is no longer needed
     except Exception:
         recover(memory, graph)
         raise
