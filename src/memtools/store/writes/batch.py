@@ -311,8 +311,8 @@ class MemoryWrites(WriterLock, VideoWrites):
         """Put in ``cache`` the vectors the memory holds for the texts of ``rows``: one text, one vector
         in one memory (``memtools.store.writes.held_vectors``). Repairs embed afresh: they distrust the tables."""
         texts = [t for t in dict.fromkeys(row["text"] for row in rows) if t not in cache]
-        if not texts:
-            return
+        if not texts or (not self._vectors.remote and not Path(self._vectors.path).is_dir()):
+            return  # nothing held (and a read must not make the folder: the write's guard reports it missing)
         try:
             tables = (self._vectors.nodes(), self._entities.table())
         except StoreError:
