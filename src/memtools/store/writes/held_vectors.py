@@ -16,8 +16,6 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +24,8 @@ def held_vectors(tables: Iterable[Any], texts: Sequence[str], dim: int) -> dict[
     """text -> vector for those of ``texts`` a row of ``tables`` (lance tables, None skipped) holds with
     ``dim`` numbers. A table that cannot be read gives nothing: the write embeds those texts, as it
     would in a new memory, and the write's own checks deal with the table."""
+    import pyarrow as pa  # here: a command that writes nothing does not pay for pyarrow.compute
+
     wanted = pa.array(list(dict.fromkeys(texts)), pa.string())
     found: dict[str, np.ndarray] = {}
     for table in tables:
@@ -38,7 +38,9 @@ def held_vectors(tables: Iterable[Any], texts: Sequence[str], dim: int) -> dict[
     return found
 
 
-def _held(table: Any, wanted: pa.Array, dim: int) -> dict[str, np.ndarray]:
+def _held(table: Any, wanted: Any, dim: int) -> dict[str, np.ndarray]:
+    import pyarrow.compute as pc
+
     found: dict[str, np.ndarray] = {}
     dataset = table.to_lance()
     column = dataset.to_table(columns=["text"]).column("text")
