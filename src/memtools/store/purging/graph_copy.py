@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtools.errors import StoreError
+from memtools.store.durable import sync_folder
 from memtools.store.faults import fault_point
 
 if TYPE_CHECKING:
@@ -148,7 +149,7 @@ def rewrite(engine: GraphEngine, graph_file: Path, old: GraphStore) -> dict[str,
             raise StoreError(f"the graph engine left its log beside {graph_file.name} ({', '.join(left)}); "
                              "run memtools recover, then the purge again")
         os.replace(target, graph_file)
-        _sync_folder(graph_file.parent)
+        sync_folder(graph_file.parent)
     except BaseException:
         remove_copy(graph_file)
         raise
@@ -156,17 +157,6 @@ def rewrite(engine: GraphEngine, graph_file: Path, old: GraphStore) -> dict[str,
     return {k: v for k, v in before.items() if v}
 
 
-def _sync_folder(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def rewrite_memory(memory: Any) -> dict[str, int]:

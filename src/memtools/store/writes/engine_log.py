@@ -26,6 +26,7 @@ import os
 import shutil
 from pathlib import Path
 
+from memtools.store.durable import sync_folder
 from memtools.store.integrity.checker import JOURNAL_FILE
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def snapshot(memory_path: Path, graph_file: Path, engine: str, token: str) -> Pa
     with open(tmp, "rb+") as handle:
         os.fsync(handle.fileno())
     os.replace(tmp, target)
-    _sync_folder(Path(memory_path))
+    sync_folder(Path(memory_path))
     return target
 
 
@@ -115,11 +116,11 @@ def restore_snapshot(memory_path: Path, graph_file: Path) -> bool:
         if not ours or not cut_short:
             return False  # the log alone (discard_log), or nothing: the graph file is whole
         restoring = [ours[0].rename(folder / (RESTORING + ours[0].name.removeprefix(SNAPSHOT)))]
-        _sync_folder(folder)
+        sync_folder(folder)
     for suffix in (*CHECKPOINTING, LOG_SUFFIX):
         graph_file.with_name(graph_file.name + suffix).unlink(missing_ok=True)
     os.replace(restoring[0], graph_file)
-    _sync_folder(folder)
+    sync_folder(folder)
     log.warning("recovery of %s: a checkpoint of the interrupted write was cut short; the graph as the write found it "
                 "was put back, and the write is rolled back from its journal", memory_path)
     return True
@@ -132,14 +133,6 @@ def _journal_token(folder: Path) -> str | None:
         return None
     token = journal.get("token") if isinstance(journal, dict) else None
     return token if isinstance(token, str) and journal.get("clean_log") else None
-
-
-def _sync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 __all__ = ["CHECKPOINTING", "LOG_SUFFIX", "REPLAYS_LOG_WRONGLY", "RESTORING", "SNAPSHOT", "discard_log",
